@@ -1,0 +1,51 @@
+"""``agent_session``: the exporter name for ``OTEL_TRACES_EXPORTER``.
+
+Under our configurator it becomes the synchronous :class:`SessionSpanProcessor` (entries written as
+spans start and end). Under another configurator, which wraps every exporter in a
+``BatchSpanProcessor``, it still writes the session: one ``span.start`` + ``span.end`` pair per
+finished span, in batches (spans still running at a crash are then not on disk).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+from otel_agent_trace._internal import sink
+from otel_agent_trace._internal.guard import report_once
+from otel_agent_trace.settings import Settings, get_settings
+
+from ._recorder import SessionRecorder, auto_start, install_exit_handlers, stop_active
+
+
+class AgentSessionSpanExporter(SpanExporter):
+    def __init__(self, settings: Settings | None = None):
+        self.settings = settings or get_settings()
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        from ._processor import SessionSpanProcessor
+
+        if SessionSpanProcessor.instances:
+            return SpanExportResult.SUCCESS  # a session processor records these already
+        try:
+            if sink.active() is None and self.settings.auto_session:
+                install_exit_handlers()
+                auto_start()
+            rec = sink.active()
+            if not isinstance(rec, SessionRecorder):
+                return SpanExportResult.SUCCESS
+            for span in spans:
+                rec.on_span_start(span)
+                rec.on_span_end(span)
+            return SpanExportResult.SUCCESS
+        except Exception as exc:
+            report_once("exporter.export", "otel-agent-trace: writing spans failed: %r", exc)
+            return SpanExportResult.FAILURE
+
+    def shutdown(self) -> None:
+        stop_active()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True

@@ -1,0 +1,99 @@
+"""The span processor that writes the session tree as spans start and end."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+
+from otel_agent_trace import semconv
+from otel_agent_trace._internal import sink
+from otel_agent_trace._internal.guard import report_once
+from otel_agent_trace.settings import Settings, get_settings
+
+from ._recorder import SessionRecorder, auto_start, install_exit_handlers, stop_active
+
+
+class SessionSpanProcessor(SpanProcessor):
+    """Writes a ``span.start`` entry when a span starts and its events and ``span.end`` when it
+    ends, synchronously, to the active session (started on the first span when ``auto_session``).
+
+    Every span gets the ``session.id`` attribute, so a backend can find the whole session.
+    """
+
+    instances = 0
+
+    def __init__(self, settings: Settings | None = None, *, auto_session: bool | None = None):
+        type(self).instances += 1
+        self.settings = settings or get_settings()
+        self._auto = self.settings.auto_session if auto_session is None else auto_session
+        if self._auto:
+            sink.set_autostart(auto_start)
+            install_exit_handlers()
+
+    def _recorder(self) -> SessionRecorder | None:
+        rec = sink.active()
+        if rec is None and self._auto:
+            auto_start()
+            rec = sink.active()
+        return rec if isinstance(rec, SessionRecorder) else None
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        try:
+            rec = self._recorder()
+            if rec is None:
+                return
+            span.set_attribute(semconv.SESSION_ID, rec.session_id)
+            rec.on_span_start(span)
+        except Exception as exc:  # never raise into the code that started the span
+            report_once("processor.on_start", "otel-agent-trace: recording a span start failed: %r", exc)
+
+    def on_end(self, span: ReadableSpan) -> None:
+        try:
+            rec = sink.active()
+            if isinstance(rec, SessionRecorder):
+                rec.on_span_end(span)
+        except Exception as exc:
+            report_once("processor.on_end", "otel-agent-trace: recording a span end failed: %r", exc)
+
+    def shutdown(self) -> None:
+        try:
+            stop_active()
+        except Exception as exc:
+            report_once("processor.shutdown", "otel-agent-trace: stopping the session failed: %r", exc)
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True  # every entry is already in the kernel when on_start/on_end return
+
+
+def session_processor_for(exporter: Any) -> SpanProcessor:
+    """``export_span_processor`` for the SDK configurator: our exporter becomes the synchronous
+    session processor; any other exporter is batched behind the shareable (redacting) wrapper."""
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    from ._exporter import AgentSessionSpanExporter
+    from ._forwarding import ShareableSpanExporter
+
+    if isinstance(exporter, AgentSessionSpanExporter):
+        return SessionSpanProcessor(exporter.settings)
+    return BatchSpanProcessor(ShareableSpanExporter(exporter))
+
+
+def ensure_session_processor(provider: Any) -> bool:
+    """Add a :class:`SessionSpanProcessor` to an SDK ``provider`` unless it has one. (An
+    ``agent_session`` exporter that a foreign configurator batched then stands aside.)"""
+    from opentelemetry.sdk.trace import TracerProvider
+
+    if not isinstance(provider, TracerProvider):
+        return False
+    if getattr(provider, "_agent_trace_recording", False):
+        return False
+    active = getattr(provider, "_active_span_processor", None)
+    for proc in getattr(active, "_span_processors", ()):
+        if isinstance(proc, SessionSpanProcessor):
+            provider._agent_trace_recording = True
+            return False
+    provider.add_span_processor(SessionSpanProcessor())
+    provider._agent_trace_recording = True
+    return True

@@ -1,0 +1,508 @@
+"""A recording session: its files (one per tier), the span tree, messages, snapshots, the ZIP."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import platform
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from otel_agent_trace import semconv
+from otel_agent_trace import session_format as fmt
+from otel_agent_trace._internal import sink
+from otel_agent_trace._internal.guard import logger, never_raise, own_io, report_once
+from otel_agent_trace._version import __version__
+from otel_agent_trace.redaction import get_redactor
+from otel_agent_trace.settings import TIER_CHECKPOINT, Settings, get_settings
+
+from ._tiers import MESSAGE_KEYS, TierPolicy
+from ._writer import TierWriter
+
+_SYS_PREFIXES = ("http.", "url.", "process.", "file.", "db.", "rpc.", "server.", "network.", "messaging.")
+_MAX_PENDING_CONTENT = 10_000
+
+
+def layer_of(attributes: Any) -> str:
+    """The DevDuck layer of a span: tool calls, agent/model work, or system activity."""
+    if not attributes:
+        return fmt.LAYER_AGENT
+    explicit = attributes.get(semconv.LAYER)
+    if explicit in fmt.LAYERS:
+        return explicit
+    op = attributes.get(semconv.GEN_AI_OPERATION_NAME)
+    if op is not None:
+        return fmt.LAYER_TOOL if op == semconv.OP_EXECUTE_TOOL else fmt.LAYER_AGENT
+    for key in attributes:
+        if key.startswith(_SYS_PREFIXES):
+            return fmt.LAYER_SYS
+    return fmt.LAYER_AGENT
+
+
+def _status(span: Any) -> dict[str, Any]:
+    status = span.status
+    out: dict[str, Any] = {"code": status.status_code.name}
+    if status.description:
+        out["description"] = status.description
+    return out
+
+
+def _package_versions() -> dict[str, str]:
+    versions = {"otel-agent-trace": __version__}
+    try:
+        from importlib.metadata import version
+
+        for dist in ("opentelemetry-sdk", "opentelemetry-api"):
+            try:
+                versions[dist] = version(dist)
+            except Exception:
+                pass
+    except Exception:
+        pass
+    return versions
+
+
+class _Tier:
+    """A writer plus the policy of what its tier keeps."""
+
+    __slots__ = ("writer", "policy")
+
+    def __init__(self, writer: TierWriter, policy: TierPolicy):
+        self.writer = writer
+        self.policy = policy
+
+
+class SessionRecorder:
+    """Records one session into one JSONL file per tier, as things happen; exports ZIPs at stop."""
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        session_id: str | None = None,
+        name: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ):
+        self.settings = settings or get_settings()
+        inherited = self.settings.inherited_session_id
+        self.is_child = session_id is None and inherited is not None
+        self.session_id = session_id or inherited or fmt.new_session_id()
+        self.name = name
+        self.user_metadata = dict(metadata or {})
+        self.directory = Path(self.settings.directory).expanduser()
+        self.child_tag = f"p{os.getpid()}" if self.is_child else None
+        self.started_ns = 0
+        self.stopped_ns = 0
+        self.tiers: list[_Tier] = []
+        self.zip_paths: list[str] = []
+        self.counts = {"spans": 0, "events": 0, "messages": 0, "snapshots": 0, "sys_events_dropped": 0}
+        self._content: dict[int, dict[str, Any]] = {}
+        self._written_events: dict[int, set[tuple[str, int]]] = {}
+        self._sys_counts: dict[int, int] = {}
+        self._last_snapshot_entries = 0
+        self._lock = threading.RLock()
+        self._started = False
+        self._stopped = False
+
+    # --- lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> SessionRecorder:
+        with self._lock:
+            if self._started:
+                return self
+            self._started = True
+            self.started_ns = time.time_ns()
+            private = TIER_CHECKPOINT in self.settings.tiers
+            with own_io():
+                self.directory.mkdir(parents=True, exist_ok=True, mode=0o700 if private else 0o777)
+            redactor = get_redactor()
+            prefix_salt = self.child_tag or ""
+            for tier in self.settings.tiers:
+                path = self.directory / fmt.session_file_name(self.session_id, tier, self.child_tag)
+                prefix = fmt.entry_prefix(
+                    self.session_id, prefix_salt + ("" if tier == "trace" else "/" + tier)
+                )
+                writer = TierWriter(
+                    path, tier, prefix, fsync=self.settings.fsync, private=tier == TIER_CHECKPOINT
+                )
+                self.tiers.append(_Tier(writer, TierPolicy(tier, self.settings, redactor)))
+            self._write_root()
+            sink.set_active(self)
+        return self
+
+    def _write_root(self) -> None:
+        meta = {
+            "session_id": self.session_id,
+            "name": self.name,
+            "format": fmt.FORMAT_NAME,
+            "format_version": fmt.FORMAT_VERSION,
+            "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started_ns / 1e9)),
+            "hostname": socket.gethostname(),
+            "platform": platform.platform(),
+            "python_version": platform.python_version(),
+            "pid": os.getpid(),
+            "argv": list(sys.argv),
+            "cwd": os.getcwd(),
+            "packages": _package_versions(),
+        }
+        if self.user_metadata:
+            meta["user"] = self.user_metadata
+        kind = fmt.SESSION_START
+        if self.is_child:
+            kind = fmt.SESSION_JOIN
+            meta["parent_span_id"] = self.settings.inherited_parent_span
+            meta["ppid"] = os.getppid()
+        for tier in self.tiers:
+            fields = {
+                "type": kind,
+                "layer": fmt.LAYER_AGENT,
+                "ts": self.started_ns,
+                "session_id": self.session_id,
+                "tier": tier.writer.tier,
+                "metadata": tier.policy.value(meta),
+            }
+            tier.writer.root_id = tier.writer.write("", fields) or ""
+
+    def stop(self) -> list[str]:
+        """End the session: write ``session.end``, close the files and export the ZIPs."""
+        with self._lock:
+            if not self._started or self._stopped:
+                return list(self.zip_paths)
+            self._stopped = True
+            self.stopped_ns = time.time_ns()
+            if sink.active() is self:
+                sink.set_active(None)
+            for tier in self.tiers:
+                open_spans = tier.writer.open_spans()
+                tier.writer.write(
+                    tier.writer.root_id,
+                    {
+                        "type": fmt.SESSION_END,
+                        "layer": fmt.LAYER_AGENT,
+                        "ts": self.stopped_ns,
+                        "duration_ns": self.stopped_ns - self.started_ns,
+                        "counts": dict(self.counts, entries=tier.writer.entries + 1),
+                        "unfinished_spans": len(open_spans),
+                    },
+                )
+                tier.writer.close()
+            if self.settings.write_zip and not self.is_child:
+                from ._zip import export_zip
+
+                for tier in self.tiers:
+                    path = never_raise("zip export")(export_zip)(self, tier.writer)
+                    if path:
+                        self.zip_paths.append(str(path))
+            return list(self.zip_paths)
+
+    @property
+    def active(self) -> bool:
+        return self._started and not self._stopped
+
+    @property
+    def files(self) -> list[Path]:
+        return [t.writer.path for t in self.tiers]
+
+    # --- spans ---------------------------------------------------------------------------------
+
+    def on_span_start(self, span: Any) -> None:
+        if self._stopped:
+            return
+        ctx = span.context
+        parent = span.parent
+        parent_sid = parent.span_id if parent is not None else None
+        attrs = dict(span.attributes) if span.attributes else {}
+        layer = layer_of(attrs)
+        self.counts["spans"] += 1
+        for tier in self.tiers:
+            w = tier.writer
+            pid = w.span_entry(parent_sid) or w.root_id
+            fields = {
+                "type": fmt.SPAN_START,
+                "layer": layer,
+                "ts": span.start_time,
+                "name": tier.policy.text(span.name),
+                "kind": span.kind.name,
+                "trace_id": f"{ctx.trace_id:032x}",
+                "span_id": f"{ctx.span_id:016x}",
+                "parent_span_id": f"{parent_sid:016x}" if parent_sid is not None else None,
+            }
+            if attrs:
+                fields["attributes"] = tier.policy.attributes(attrs)
+            w.write(pid, fields, span_start=ctx.span_id)
+
+    def on_span_end(self, span: Any) -> None:
+        if self._stopped:
+            return
+        ctx = span.context
+        sid = ctx.span_id
+        content = self._content.pop(sid, None)
+        written = self._written_events.pop(sid, None)
+        self._sys_counts.pop(sid, None)
+        attrs = dict(span.attributes) if span.attributes else {}
+        layer = layer_of(attrs)
+        trace_hex = f"{ctx.trace_id:032x}"
+        span_hex = f"{sid:016x}"
+        for tier in self.tiers:
+            w = tier.writer
+            start_id = w.span_entry(sid)
+            if start_id is None:  # started before this session (or before its file opened)
+                parent = span.parent
+                start_id = w.span_entry(parent.span_id if parent else None) or w.root_id
+            for event in span.events:
+                if written and (event.name, event.timestamp) in written:
+                    continue
+                self._write_event(
+                    tier, start_id, trace_hex, span_hex, layer, event.name, event.timestamp, event.attributes
+                )
+            fields: dict[str, Any] = {
+                "type": fmt.SPAN_END,
+                "layer": layer,
+                "ts": span.end_time,
+                "name": tier.policy.text(span.name),
+                "trace_id": trace_hex,
+                "span_id": span_hex,
+                "duration_ns": (span.end_time or 0) - (span.start_time or 0),
+                "status": _status(span),
+            }
+            if attrs:
+                fields["attributes"] = tier.policy.attributes(attrs)
+            if span.dropped_events or span.dropped_attributes:
+                fields["dropped"] = {"events": span.dropped_events, "attributes": span.dropped_attributes}
+            if content:
+                fields["content"] = self._content_fields(tier, start_id, trace_hex, span_hex, content)
+            w.write(start_id, fields, span_end=sid)
+
+    def _write_event(
+        self,
+        tier: _Tier,
+        parent_id: str,
+        trace_hex: str,
+        span_hex: str,
+        layer: str,
+        name: str,
+        ts: int,
+        attributes: Any,
+    ) -> str | None:
+        fields: dict[str, Any] = {
+            "type": fmt.SPAN_EVENT,
+            "layer": fmt.LAYER_SYS if name.startswith(("file.", "process.", "http.", "network.")) else layer,
+            "ts": ts,
+            "name": name,
+            "trace_id": trace_hex,
+            "span_id": span_hex,
+        }
+        if attributes:
+            fields["attributes"] = tier.policy.attributes(dict(attributes))
+        self.counts["events"] += 1
+        return tier.writer.write(parent_id, fields)
+
+    # --- capture-facing API (see otel_agent_trace._internal.sink) --------------------------
+
+    def attach_content(self, span: Any, content: dict[str, Any]) -> None:
+        """Full-fidelity content of a span (messages, tool arguments/results), kept off the span
+        itself so it never reaches OTLP; written with the span's end, per tier."""
+        sid = span.get_span_context().span_id
+        with self._lock:
+            current = self._content.get(sid)
+            if current is None:
+                if len(self._content) >= _MAX_PENDING_CONTENT:
+                    report_once("content-cap", "otel-agent-trace: too many unfinished spans with content")
+                    return
+                self._content[sid] = dict(content)
+            else:
+                current.update(content)
+
+    def record_event(
+        self, span: Any, name: str, attributes: dict[str, Any] | None = None, *, sys_layer: bool = False
+    ) -> bool:
+        """Add a span event and write it to the session now (not at span end).
+
+        With ``sys_layer`` the per-span cap on system events applies: beyond it the event is
+        dropped and counted on the span (``agent_trace.sys_events.dropped``).
+        Returns whether the event was recorded.
+        """
+        if self._stopped or span is None or not span.is_recording():
+            return False
+        sid = span.get_span_context().span_id
+        if sys_layer:
+            n = self._sys_counts.get(sid, 0) + 1
+            self._sys_counts[sid] = n
+            cap = self.settings.sys_events_per_span
+            if n > cap:
+                self.counts["sys_events_dropped"] += 1
+                span.set_attribute(semconv.SYS_EVENTS_DROPPED, n - cap)
+                return False
+        ts = time.time_ns()
+        span.add_event(name, attributes or {}, timestamp=ts)
+        self._written_events.setdefault(sid, set()).add((name, ts))
+        ctx = span.get_span_context()
+        trace_hex = f"{ctx.trace_id:032x}"
+        span_hex = f"{sid:016x}"
+        attrs = getattr(span, "attributes", None)
+        layer = fmt.LAYER_SYS if sys_layer else layer_of(attrs)
+        for tier in self.tiers:
+            parent = tier.writer.span_entry(sid) or tier.writer.root_id
+            self._write_event(tier, parent, trace_hex, span_hex, layer, name, ts, attributes)
+        return True
+
+    def record_message(self, role: str, content: Any, span: Any = None, **extra: Any) -> str | None:
+        """Write one conversation message (once; repeats are found by hash). Returns its id in
+        the first file."""
+        message = {"role": role, "content": content, **extra}
+        sid = span.get_span_context().span_id if span is not None else None
+        ids = [
+            self._message_entry(t, message, t.writer.span_entry(sid) or t.writer.root_id, sid)
+            for t in self.tiers
+        ]
+        return ids[0] if ids else None
+
+    def _message_entry(self, tier: _Tier, message: Any, parent_id: str, span_id: int | None) -> str | None:
+        if not isinstance(message, dict):
+            message = {"role": "unknown", "content": message}
+        digest = fmt.content_sha256(message)
+        w = tier.writer
+        found = w.message_entry(digest)
+        if found is not None:
+            return found
+        fields = {"type": fmt.MESSAGE, "layer": fmt.LAYER_AGENT, "ts": time.time_ns(), "digest": digest}
+        if span_id is not None:
+            fields["span_id"] = f"{span_id:016x}"
+        fields.update(tier.policy.message(message, fmt.content_sha256(message.get("content"))))
+        self.counts["messages"] += 1
+        return w.write(parent_id, fields, message=digest)
+
+    def _content_fields(
+        self, tier: _Tier, parent_id: str, trace_hex: str, span_hex: str, content: dict[str, Any]
+    ) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        sid = int(span_hex, 16)
+        for key, value in content.items():
+            if key in MESSAGE_KEYS and isinstance(value, list):
+                out[key[:-1] + "_ids"] = [self._message_entry(tier, m, parent_id, sid) for m in value]
+            else:
+                out[key] = tier.policy.content_value(key, value)
+        return out
+
+    def snapshot(
+        self,
+        description: str = "",
+        *,
+        messages: list[Any] | None = None,
+        system_prompt: str | None = None,
+        state: dict[str, Any] | None = None,
+        last_query: Any = None,
+        last_result: Any = None,
+        model_info: dict[str, Any] | None = None,
+        tools_loaded: list[str] | None = None,
+        span: Any = None,
+        auto: bool = False,
+    ) -> int:
+        """Record the conversation state so far; returns the 1-based snapshot id."""
+        with self._lock:
+            self.counts["snapshots"] += 1
+            snapshot_id = self.counts["snapshots"]
+            sid = span.get_span_context().span_id if span is not None else None
+            now = time.time_ns()
+            for tier in self.tiers:
+                w = tier.writer
+                parent = w.span_entry(sid) or w.root_id
+                message_ids = [self._message_entry(tier, m, parent, sid) for m in (messages or [])]
+                fields: dict[str, Any] = {
+                    "type": fmt.SNAPSHOT,
+                    "layer": fmt.LAYER_AGENT,
+                    "ts": now,
+                    "snapshot_id": snapshot_id,
+                    "description": tier.policy.text(description or ""),
+                    "auto": auto,
+                    "message_ids": message_ids,
+                    "messages_count": len(message_ids),
+                    "system_prompt": tier.policy.content_value("system_prompt", system_prompt),
+                    "system_prompt_sha256": fmt.content_sha256(system_prompt) if system_prompt else None,
+                    "last_query": tier.policy.content_value("last_query", last_query),
+                    "last_result": tier.policy.content_value("last_result", last_result),
+                    "model_info": tier.policy.value(model_info or {}),
+                    "tools_loaded": list(tools_loaded or []),
+                    "cwd": tier.policy.text(os.getcwd()),
+                    "entries_before": w.entries,
+                }
+                if state is not None:
+                    fields["state"] = tier.policy.content_value("state", state)
+                if span is not None:
+                    ctx = span.get_span_context()
+                    fields["trace_id"] = f"{ctx.trace_id:032x}"
+                    fields["span_id"] = f"{ctx.span_id:016x}"
+                w.write(parent, fields)
+            return snapshot_id
+
+
+# --- the process's automatic session -------------------------------------------------------
+
+_auto_lock = threading.Lock()
+_sigterm_installed = False
+
+
+def start_session(settings: Settings | None = None, **kwargs: Any) -> SessionRecorder:
+    """Stop the active session (if any) and start a new one."""
+    current = sink.active()
+    if isinstance(current, SessionRecorder):
+        current.stop()
+    recorder = SessionRecorder(settings, **kwargs).start()
+    install_exit_handlers()
+    return recorder
+
+
+def auto_start() -> None:
+    """Start the automatic session if none is active (called on the first span)."""
+    if sink.active() is not None:
+        return
+    with _auto_lock:
+        if sink.active() is None:
+            try:
+                start_session()
+            except Exception as exc:
+                report_once("auto-start", "otel-agent-trace: could not start the session: %s", exc)
+                sink.set_autostart(None)
+
+
+def stop_active() -> list[str]:
+    current = sink.active()
+    if isinstance(current, SessionRecorder):
+        return current.stop()
+    return []
+
+
+def install_exit_handlers() -> None:
+    """Export the session at normal exit and on SIGTERM (once per process)."""
+    global _sigterm_installed
+    if _sigterm_installed:
+        return
+    _sigterm_installed = True
+    atexit.register(stop_active)
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    try:
+        previous = signal.getsignal(signal.SIGTERM)
+    except (ValueError, OSError):
+        return
+    if previous not in (signal.SIG_DFL, None):
+        return  # the application handles SIGTERM; atexit still runs if it exits normally
+
+    def _on_sigterm(signum: int, frame: Any) -> None:
+        try:
+            stop_active()
+        except Exception as exc:  # pragma: no cover - best effort on the way out
+            logger.warning("otel-agent-trace: export on SIGTERM failed: %s", exc)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    try:
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    except (ValueError, OSError):
+        pass

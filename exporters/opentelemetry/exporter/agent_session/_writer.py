@@ -1,0 +1,136 @@
+"""One append-only session file of one tier: ids, parent links, and crash-safe writes."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from otel_agent_trace import session_format as fmt
+from otel_agent_trace._internal.guard import own_io, report_once
+
+_RECENT_SPANS = 8192  # ended spans whose entry ids we remember (late children still find them)
+_SEEN_MESSAGES = 100_000  # message hashes remembered for de-duplication
+
+
+class SessionFileExists(FileExistsError):
+    pass
+
+
+class TierWriter:
+    """Writes entries to one JSONL file with ``os.write`` on an ``O_APPEND`` descriptor.
+
+    Each write is one complete line handed to the kernel, so the death of the process loses
+    nothing already written. Ids are ``<prefix>-<seq>``, counted per file.
+    """
+
+    def __init__(self, path: Path, tier: str, prefix: str, *, fsync: bool = False, private: bool = False):
+        self.path = Path(path)
+        self.tier = tier
+        self.prefix = prefix
+        self._fsync = fsync
+        self._seq = 0
+        self._lock = threading.Lock()
+        self._live: dict[int, str] = {}
+        self._recent: OrderedDict[int, str] = OrderedDict()
+        self._messages: OrderedDict[str, str] = OrderedDict()
+        self.root_id = ""
+        self.entries = 0
+        self.bytes = 0
+        self.failed = False
+        mode = 0o600 if private else 0o644
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+        with own_io():
+            try:
+                self._fd: int | None = os.open(self.path, flags, mode)
+            except FileExistsError:
+                raise SessionFileExists(f"{self.path}: a session file of that name already exists") from None
+            if private:
+                os.fchmod(self._fd, 0o600)
+
+    # --- ids -----------------------------------------------------------------------------------
+
+    def span_entry(self, span_id: int | None) -> str | None:
+        if span_id is None:
+            return None
+        return self._live.get(span_id) or self._recent.get(span_id)
+
+    def message_entry(self, digest: str) -> str | None:
+        found = self._messages.get(digest)
+        if found is not None:
+            self._messages.move_to_end(digest)
+        return found
+
+    # --- writing -------------------------------------------------------------------------------
+
+    def write(
+        self,
+        parent_id: str,
+        fields: dict[str, Any],
+        *,
+        span_start: int | None = None,
+        span_end: int | None = None,
+        message: str | None = None,
+    ) -> str | None:
+        """Append one entry; returns its id (``None`` if the file could not be written)."""
+        if self._fd is None:
+            return None
+        with self._lock:
+            eid = f"{self.prefix}-{self._seq:04d}"
+            entry = {"id": eid, "parent_id": parent_id}
+            entry.update(fields)
+            line = fmt.dumps(entry)
+            if not self._write_all(line):
+                return None
+            self._seq += 1
+            self.entries += 1
+            self.bytes += len(line)
+            if span_start is not None:
+                self._live[span_start] = eid
+            if span_end is not None:
+                start_id = self._live.pop(span_end, None)
+                if start_id is not None:
+                    self._recent[span_end] = start_id
+                    if len(self._recent) > _RECENT_SPANS:
+                        self._recent.popitem(last=False)
+            if message is not None:
+                self._messages[message] = eid
+                if len(self._messages) > _SEEN_MESSAGES:
+                    self._messages.popitem(last=False)
+            return eid
+
+    def _write_all(self, data: bytes) -> bool:
+        try:
+            with own_io():
+                view = memoryview(data)
+                while view:
+                    written = os.write(self._fd, view)  # type: ignore[arg-type]
+                    view = view[written:]
+                if self._fsync:
+                    os.fsync(self._fd)  # type: ignore[arg-type]
+            return True
+        except OSError as exc:
+            self.failed = True
+            report_once(f"write:{self.path}", "otel-agent-trace: cannot write %s: %s", self.path, exc)
+            return False
+
+    def open_spans(self) -> dict[int, str]:
+        with self._lock:
+            return dict(self._live)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fd is not None:
+                with own_io():
+                    try:
+                        if self._fsync:
+                            os.fsync(self._fd)
+                    finally:
+                        os.close(self._fd)
+                self._fd = None
+
+    @property
+    def closed(self) -> bool:
+        return self._fd is None

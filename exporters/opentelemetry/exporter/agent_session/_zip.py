@@ -1,0 +1,194 @@
+"""The session ZIP: written at stop, atomically, never over another file.
+
+Members: ``events.jsonl`` (the session tree, the parent's file then its child processes'),
+``snapshots.json`` (DevDuck's shape), ``metadata.json`` and ``resume.json`` (the latest snapshot's
+state as JSON; no pickle is ever written).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import secrets
+import shutil
+import time
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from otel_agent_trace import session_format as fmt
+from otel_agent_trace._internal.guard import own_io
+
+if TYPE_CHECKING:
+    from ._recorder import SessionRecorder
+    from ._writer import TierWriter
+
+TIER_NOTES = {
+    "trace": "Shareable trace tier: redacted; message text kept as length and SHA-256 only.",
+    "checkpoint": "PRIVATE checkpoint tier: complete, unredacted messages and state. Do not share.",
+}
+
+
+def session_files(directory: Path, session_id: str, own: Path, tier: str) -> list[Path]:
+    """The session's file of this tier followed by its child processes' files (sorted)."""
+    children = []
+    checkpoint_tail = fmt.CHECKPOINT_SUFFIX + fmt.JSONL_SUFFIX
+    for path in directory.glob(f"{session_id}.p*{fmt.JSONL_SUFFIX}"):
+        is_checkpoint = path.name.endswith(checkpoint_tail)
+        if path != own and is_checkpoint == (tier == "checkpoint"):
+            children.append(path)
+    return [own, *sorted(children)]
+
+
+def _entries(paths: list[Path]) -> Iterator[dict[str, Any]]:
+    for path in paths:
+        with open(path, "rb") as stream:
+            for _, entry in fmt.iter_lines(stream, str(path), issues=[]):
+                yield entry
+
+
+def build_snapshots(paths: list[Path]) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """DevDuck-shaped snapshots, with messages resolved from the message entries (two passes),
+    and the latest raw snapshot entry (for its ``state``)."""
+    snapshots: list[dict[str, Any]] = []
+    needed: set[str] = set()
+    for count, entry in enumerate(_entries(paths)):
+        if entry.get("type") == fmt.SNAPSHOT:
+            entry["_events_so_far"] = count
+            snapshots.append(entry)
+            needed.update(i for i in entry.get("message_ids") or () if i)
+    messages: dict[str, dict[str, Any]] = {}
+    if needed:
+        for entry in _entries(paths):
+            if entry.get("type") == fmt.MESSAGE and entry.get("id") in needed:
+                messages[entry["id"]] = entry
+    out = []
+    for snap in snapshots:
+        agent_messages = [_message_view(messages.get(i)) for i in snap.get("message_ids") or ()]
+        model_info = snap.get("model_info") or {}
+        out.append(
+            {
+                "timestamp": (snap.get("ts") or 0) / 1e9,
+                "snapshot_id": snap.get("snapshot_id"),
+                "agent_messages_count": len(agent_messages),
+                "tools_loaded": snap.get("tools_loaded") or [],
+                "system_prompt_hash": snap.get("system_prompt_sha256"),
+                "env_vars_redacted": [],
+                "cwd": snap.get("cwd"),
+                "events_since_last": snap.get("_events_so_far", 0),
+                "agent_messages": agent_messages,
+                "system_prompt": snap.get("system_prompt"),
+                "last_query": snap.get("last_query"),
+                "last_result": snap.get("last_result"),
+                "model_info": {
+                    "type": model_info.get("type"),
+                    "model_id": model_info.get("model_id") or model_info.get("model"),
+                    "provider": model_info.get("provider"),
+                },
+                "description": snap.get("description", ""),
+            }
+        )
+    return out, (snapshots[-1] if snapshots else None)
+
+
+def _message_view(entry: dict[str, Any] | None) -> dict[str, Any]:
+    if entry is None:
+        return {"role": "unknown", "content": None, "missing": True}
+    skip = {"id", "parent_id", "type", "layer", "ts", "digest", "span_id"}
+    return {k: v for k, v in entry.items() if k not in skip}
+
+
+def export_zip(recorder: SessionRecorder, writer: TierWriter) -> Path:
+    directory = writer.path.parent
+    tier = writer.tier
+    name = recorder.session_id + (fmt.CHECKPOINT_SUFFIX if tier == "checkpoint" else "") + fmt.ZIP_SUFFIX
+    final = directory / name
+    paths = session_files(directory, recorder.session_id, writer.path, tier)
+    with own_io():
+        snapshots, last_raw = build_snapshots(paths)
+        total_entries = sum(1 for _ in _entries(paths))
+        metadata = {
+            "session_id": recorder.session_id,
+            "name": recorder.name,
+            "start_time": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(recorder.started_ns / 1e9)),
+            "end_time": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(recorder.stopped_ns / 1e9)),
+            "duration_seconds": round((recorder.stopped_ns - recorder.started_ns) / 1e9, 6),
+            "hostname": _root_meta(paths[0]).get("hostname"),
+            "platform": _root_meta(paths[0]).get("platform"),
+            "python_version": _root_meta(paths[0]).get("python_version"),
+            "packages": _root_meta(paths[0]).get("packages"),
+            "serializer": "json",
+            "total_events": total_entries,
+            "total_snapshots": len(snapshots),
+            "counts": dict(recorder.counts),
+            "files": [p.name for p in paths],
+            "tier": tier,
+            "private": tier == "checkpoint",
+            "note": TIER_NOTES.get(tier, ""),
+            "format": fmt.FORMAT_NAME,
+            "format_version": fmt.FORMAT_VERSION,
+            "metadata": recorder.user_metadata,
+            "export_time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        }
+        resume = _resume_state(snapshots, last_raw, tier)
+        tmp = directory / f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if tier == "checkpoint" else 0o644)
+        try:
+            with (
+                os.fdopen(fd, "wb") as raw,
+                zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED, compresslevel=6) as zf,
+            ):
+                with zf.open(fmt.ZIP_EVENTS, "w", force_zip64=True) as member:
+                    for path in paths:
+                        with open(path, "rb") as src:
+                            shutil.copyfileobj(src, member, 1 << 20)
+                zf.writestr(fmt.ZIP_SNAPSHOTS, orjson.dumps(snapshots, option=orjson.OPT_INDENT_2))
+                zf.writestr(fmt.ZIP_METADATA, orjson.dumps(metadata, option=orjson.OPT_INDENT_2))
+                zf.writestr(fmt.ZIP_RESUME, orjson.dumps(resume, option=orjson.OPT_INDENT_2))
+            os.link(tmp, final)  # fails rather than replace an existing file
+        finally:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+    return final
+
+
+def _root_meta(path: Path) -> dict[str, Any]:
+    with open(path, "rb") as stream:
+        first = stream.readline()
+    try:
+        return orjson.loads(first).get("metadata") or {}
+    except (orjson.JSONDecodeError, AttributeError):
+        return {}
+
+
+def _resume_state(
+    snapshots: list[dict[str, Any]], last_raw: dict[str, Any] | None, tier: str
+) -> dict[str, Any]:
+    """What a resume needs: the latest snapshot, complete only in the checkpoint tier."""
+    if not snapshots:
+        return {"resumable": False, "reason": "no snapshot was recorded", "tier": tier}
+    latest = snapshots[-1]
+    resumable = tier == "checkpoint"
+    return {
+        "resumable": resumable,
+        "reason": None if resumable else "trace tier keeps message hashes, not text",
+        "tier": tier,
+        "snapshot_id": latest["snapshot_id"],
+        "messages": latest["agent_messages"],
+        "system_prompt": latest["system_prompt"],
+        "last_query": latest["last_query"],
+        "last_result": latest["last_result"],
+        "model_info": latest["model_info"],
+        "cwd": latest["cwd"],
+        "state": (last_raw or {}).get("state"),
+    }
+
+
+def read_member(zf: zipfile.ZipFile, name: str) -> io.BufferedReader:
+    """A buffered stream over one member (reading a ZIP member unbuffered is slow)."""
+    return io.BufferedReader(zf.open(name), 1 << 20)  # type: ignore[arg-type]

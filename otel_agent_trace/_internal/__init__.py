@@ -1,0 +1,1 @@
+"""Internals: nothing here is public API."""

@@ -1,0 +1,53 @@
+"""The bridge from capture code to the active session recorder.
+
+Capture code (instrumentations, the public API) never imports the exporter; it asks this module
+for the active recorder, which the exporter registers. ``active()`` is ``None`` when nothing is
+recording, which is how the system layer knows to do nothing at all.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+
+class Recorder(Protocol):
+    session_id: str
+
+    def attach_content(self, span: Any, content: dict[str, Any]) -> None: ...
+
+    def record_event(self, span: Any, name: str, attributes: dict[str, Any] | None = None) -> bool: ...
+
+    def record_message(self, role: str, content: Any, span: Any = None, **extra: Any) -> str | None: ...
+
+    def snapshot(self, description: str = "", **state: Any) -> int: ...
+
+    def stop(self) -> list[str]: ...
+
+
+_active: Recorder | None = None
+
+
+def active() -> Recorder | None:
+    """The recorder of the session being recorded now, or ``None``."""
+    return _active
+
+
+def set_active(recorder: Recorder | None) -> None:
+    global _active
+    _active = recorder
+
+
+# A hook the exporter registers so capture code can start the automatic session lazily.
+_autostart: Any = None
+
+
+def set_autostart(factory: Any) -> None:
+    global _autostart
+    _autostart = factory
+
+
+def ensure_active() -> Recorder | None:
+    """The active recorder, starting the automatic session if one is configured."""
+    if _active is None and _autostart is not None:
+        _autostart()
+    return _active

@@ -1,0 +1,1 @@
+"""The ``otel-agent-trace`` command line: one module per subcommand."""

@@ -1,0 +1,55 @@
+"""The ``agent_trace`` distro and configurator for ``opentelemetry-instrument``.
+
+The distro sets defaults (before the configurator runs):
+
+* ``OTEL_TRACES_EXPORTER=agent_session`` (local session files only), plus ``otlp`` when
+  ``OTEL_EXPORTER_OTLP_ENDPOINT`` / ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` is set;
+* ``OTEL_METRICS_EXPORTER=none`` and ``OTEL_LOGS_EXPORTER=none`` (no "connection refused" noise
+  about collectors nobody configured);
+* ``OTEL_PYTHON_CONFIGURATOR=agent_trace`` so that our configurator is the one used even when
+  ``opentelemetry-distro`` is installed too.
+
+The configurator is the SDK's own, with one change: the ``agent_session`` exporter becomes the
+synchronous session processor, and every other exporter (``otlp``, ``console``, …) is batched
+behind a redacting wrapper, because what leaves the machine is shareable output.
+"""
+
+from __future__ import annotations
+
+import os
+
+from opentelemetry.instrumentation.distro import BaseDistro
+from opentelemetry.sdk._configuration import _OTelSDKConfigurator
+
+EXPORTER_NAME = "agent_session"
+
+
+def _default_traces_exporter(env: os._Environ[str] | dict[str, str]) -> str:
+    names = [EXPORTER_NAME]
+    if env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
+        names.append("otlp")
+    return ",".join(names)
+
+
+class AgentTraceDistro(BaseDistro):
+    """Defaults for recording agents locally, forwarding only when a backend is configured."""
+
+    def _configure(self, **kwargs):
+        env = os.environ
+        env.setdefault("OTEL_TRACES_EXPORTER", _default_traces_exporter(env))
+        env.setdefault("OTEL_METRICS_EXPORTER", "none")
+        env.setdefault("OTEL_LOGS_EXPORTER", "none")
+        env.setdefault("OTEL_PYTHON_CONFIGURATOR", "agent_trace")
+
+
+class AgentTraceConfigurator(_OTelSDKConfigurator):
+    """The SDK configurator with the session processor and a redacting wrapper for exporters."""
+
+    def _configure(self, **kwargs):
+        from opentelemetry.exporter.agent_session import session_processor_for
+        from opentelemetry.exporter.agent_session._processor import ensure_session_processor
+        from opentelemetry.trace import get_tracer_provider
+
+        kwargs.setdefault("export_span_processor", session_processor_for)
+        super()._configure(**kwargs)
+        ensure_session_processor(get_tracer_provider())

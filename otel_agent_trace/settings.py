@@ -1,0 +1,173 @@
+"""Every setting of otel-agent-trace, read from the environment in one place.
+
+Our own settings are ``AGENT_TRACE_*`` environment variables; the OpenTelemetry ones we honour
+(``OTEL_TRACES_EXPORTER``, ``OTEL_EXPORTER_OTLP_*``, ``OTEL_BSP_*``,
+``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``) keep their standard meaning.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+TIER_TRACE = "trace"
+TIER_CHECKPOINT = "checkpoint"
+TIERS = (TIER_TRACE, TIER_CHECKPOINT)
+
+# Values of OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT (legacy true/false accepted).
+CONTENT_NONE = "NO_CONTENT"
+CONTENT_SPAN = "SPAN_ONLY"
+CONTENT_EVENT = "EVENT_ONLY"
+CONTENT_SPAN_AND_EVENT = "SPAN_AND_EVENT"
+
+ENV_DIR = "AGENT_TRACE_DIR"
+ENV_TIER = "AGENT_TRACE_TIER"
+ENV_FSYNC = "AGENT_TRACE_FSYNC"
+ENV_ZIP = "AGENT_TRACE_ZIP"
+ENV_AUTO_SESSION = "AGENT_TRACE_AUTO_SESSION"
+ENV_SESSION_ID = "AGENT_TRACE_SESSION_ID"
+ENV_PARENT_ENTRY = "AGENT_TRACE_PARENT_SPAN"
+ENV_PREVIEW_CHARS = "AGENT_TRACE_PREVIEW_CHARS"
+ENV_SYS_EVENTS_PER_SPAN = "AGENT_TRACE_SYS_EVENTS_PER_SPAN"
+ENV_SYSTEM_LAYER = "AGENT_TRACE_SYSTEM_LAYER"
+ENV_REDACT_PATTERNS = "AGENT_TRACE_REDACT_PATTERNS"
+ENV_REDACT_ALLOW = "AGENT_TRACE_REDACT_ALLOW"
+ENV_CAPTURE_CONTENT = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+class SettingsError(ValueError):
+    """A setting has a value we cannot use; the message names the variable."""
+
+
+def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = env.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw in _TRUE:
+        return True
+    if raw in _FALSE:
+        return False
+    raise SettingsError(f"{name}={raw!r}: expected true or false")
+
+
+def _int(env: Mapping[str, str], name: str, default: int, minimum: int = 0) -> int:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise SettingsError(f"{name}={raw!r}: expected an integer") from None
+    if value < minimum:
+        raise SettingsError(f"{name}={raw!r}: must be at least {minimum}")
+    return value
+
+
+def _list(env: Mapping[str, str], name: str) -> tuple[str, ...]:
+    raw = env.get(name, "")
+    return tuple(part.strip() for part in raw.split(",") if part.strip())
+
+
+def parse_tiers(raw: str) -> tuple[str, ...]:
+    """``trace`` | ``checkpoint`` | ``both`` (or ``trace,checkpoint``) → an ordered tuple of tiers."""
+    raw = (raw or TIER_TRACE).strip().lower()
+    if raw == "both":
+        return TIERS
+    tiers = tuple(dict.fromkeys(p.strip() for p in raw.split(",") if p.strip()))
+    bad = [t for t in tiers if t not in TIERS]
+    if bad or not tiers:
+        raise SettingsError(f"{ENV_TIER}={raw!r}: expected trace, checkpoint or both")
+    return tiers
+
+
+def parse_capture_content(raw: str | None) -> str:
+    """Normalise the GenAI content-capture switch (legacy ``true``/``false`` included)."""
+    value = (raw or "").strip()
+    upper = value.upper()
+    if not value or upper in {"FALSE", "0", "NO_CONTENT"}:
+        return CONTENT_NONE
+    if upper == "TRUE" or upper == "1":
+        return CONTENT_SPAN_AND_EVENT
+    if upper in {CONTENT_SPAN, CONTENT_EVENT, CONTENT_SPAN_AND_EVENT}:
+        return upper
+    raise SettingsError(
+        f"{ENV_CAPTURE_CONTENT}={value!r}: expected NO_CONTENT, SPAN_ONLY, EVENT_ONLY or SPAN_AND_EVENT"
+    )
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Resolved settings. Build with :meth:`from_env`; tests use :func:`dataclasses.replace`."""
+
+    directory: Path = Path("agent-sessions")
+    tiers: tuple[str, ...] = (TIER_TRACE,)
+    fsync: bool = False
+    write_zip: bool = True
+    auto_session: bool = True
+    inherited_session_id: str | None = None
+    inherited_parent_span: str | None = None
+    preview_chars: int = 500
+    sys_events_per_span: int = 1000
+    system_layer: bool = True
+    capture_content: str = CONTENT_NONE
+    redact_patterns: tuple[str, ...] = ()
+    redact_allow: tuple[str, ...] = ()
+    extra: dict[str, str] = field(default_factory=dict, compare=False)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+        return cls(
+            directory=Path(env.get(ENV_DIR) or "agent-sessions"),
+            tiers=parse_tiers(env.get(ENV_TIER, "")),
+            fsync=_flag(env, ENV_FSYNC, False),
+            write_zip=_flag(env, ENV_ZIP, True),
+            auto_session=_flag(env, ENV_AUTO_SESSION, True),
+            inherited_session_id=env.get(ENV_SESSION_ID) or None,
+            inherited_parent_span=env.get(ENV_PARENT_ENTRY) or None,
+            preview_chars=_int(env, ENV_PREVIEW_CHARS, 500, minimum=16),
+            sys_events_per_span=_int(env, ENV_SYS_EVENTS_PER_SPAN, 1000),
+            system_layer=_flag(env, ENV_SYSTEM_LAYER, True),
+            capture_content=parse_capture_content(env.get(ENV_CAPTURE_CONTENT)),
+            redact_patterns=_list(env, ENV_REDACT_PATTERNS),
+            redact_allow=_list(env, ENV_REDACT_ALLOW),
+        )
+
+    def with_(self, **changes) -> Settings:
+        """A copy with some fields changed."""
+        return replace(self, **changes)
+
+    @property
+    def content_on_spans(self) -> bool:
+        """Whether message content goes on span attributes (and so to OTLP)."""
+        return self.capture_content in (CONTENT_SPAN, CONTENT_SPAN_AND_EVENT)
+
+    @property
+    def content_in_events(self) -> bool:
+        return self.capture_content in (CONTENT_EVENT, CONTENT_SPAN_AND_EVENT)
+
+    @property
+    def content_captured(self) -> bool:
+        return self.capture_content != CONTENT_NONE
+
+
+_current: Settings | None = None
+
+
+def get_settings() -> Settings:
+    """The process-wide settings, read from the environment on first use."""
+    global _current
+    if _current is None:
+        _current = Settings.from_env()
+    return _current
+
+
+def set_settings(settings: Settings | None) -> None:
+    """Replace the process-wide settings (``None``: read the environment again on next use)."""
+    global _current
+    _current = settings

@@ -1,0 +1,53 @@
+"""Shared fixtures: one real SDK TracerProvider for the test process (OpenTelemetry allows one
+global provider), with our session processor and an in-memory exporter beside it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.exporter.agent_session import SessionSpanProcessor, stop_active
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+import otel_agent_trace as oat
+from otel_agent_trace.settings import Settings
+
+_MEMORY = InMemorySpanExporter()
+
+
+@pytest.fixture(scope="session")
+def provider() -> TracerProvider:
+    current = trace.get_tracer_provider()
+    if isinstance(current, TracerProvider):
+        return current
+    provider = TracerProvider()
+    provider.add_span_processor(SessionSpanProcessor(Settings(), auto_session=False))
+    provider._agent_trace_recording = True  # type: ignore[attr-defined]
+    provider.add_span_processor(SimpleSpanProcessor(_MEMORY))
+    trace.set_tracer_provider(provider)
+    return provider
+
+
+@pytest.fixture
+def memory_exporter(provider: TracerProvider) -> Iterator[InMemorySpanExporter]:
+    _MEMORY.clear()
+    yield _MEMORY
+    _MEMORY.clear()
+
+
+@pytest.fixture
+def session_dir(tmp_path: Path) -> Path:
+    return tmp_path / "sessions"
+
+
+@pytest.fixture
+def recording(provider: TracerProvider, session_dir: Path) -> Iterator[oat.Session]:
+    """A started session writing to a temporary directory (trace tier); stopped afterwards."""
+    s = oat.session("test", directory=session_dir, settings=Settings(directory=session_dir)).start()
+    yield s
+    s.stop()
+    stop_active()
