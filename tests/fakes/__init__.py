@@ -1,0 +1,1 @@
+"""Local stand-ins for remote services (a recorded-response LLM server)."""

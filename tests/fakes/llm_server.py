@@ -1,0 +1,183 @@
+"""A local HTTP server on 127.0.0.1 that replays recorded OpenAI and Anthropic API responses.
+
+Real SDK clients talk to it as they would to the real API (JSON bodies and SSE streams), so
+tests exercise the clients' own parsing. A recording is a JSON file under ``recordings/``::
+
+    {"status": 200, "json": {...}}                                  # a JSON body
+    {"status": 200, "sse": [{"event": "name", "data": {...}}, ...]}  # an SSE stream
+    {"status": 500, "json": {"error": {...}}, "headers": {...}}      # an error
+
+Use :func:`llm_server` (a context manager), or ``FakeLLMServer().start()``. Point a client at
+``server.openai_url`` / ``server.anthropic_url``. Responses are served from a script queued
+with :meth:`FakeLLMServer.queue` (in order, whatever the path), else by route: chat
+completions, responses and messages each have a default recording, streamed or not following
+the request's ``stream`` flag. Every request is kept in ``server.requests``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+RECORDINGS = Path(__file__).parent / "recordings"
+
+DEFAULT_ROUTES = {
+    "/v1/chat/completions": ("openai_chat_text", "openai_chat_text_stream"),
+    "/v1/responses": ("openai_responses_text", "openai_responses_text_stream"),
+    "/v1/messages": ("anthropic_messages_text", "anthropic_messages_text_stream"),
+}
+
+
+def load_recording(name: str) -> dict[str, Any]:
+    """A recording by file name (without ``.json``)."""
+    return json.loads((RECORDINGS / f"{name}.json").read_text())
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: Any) -> None:  # quiet
+        pass
+
+    def do_POST(self) -> None:  # noqa: N802
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else {}
+        except ValueError:
+            body = {"_raw": raw.decode("utf-8", "replace")}
+        path = self.path.split("?", 1)[0]
+        self.server.owner.requests.append({"path": path, "body": body, "headers": dict(self.headers)})
+        recording = self.server.owner.next_recording(path, body)
+        if recording is None:
+            self._send_json(404, {"error": {"message": f"no recording for {path}", "type": "not_found"}})
+            return
+        if "sse" in recording:
+            self._send_sse(recording)
+        else:
+            self._send_json(recording.get("status", 200), recording.get("json", {}), recording.get("headers"))
+
+    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _send_sse(self, recording: dict[str, Any]) -> None:
+        self.send_response(recording.get("status", 200))
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        try:
+            for item in recording["sse"]:
+                chunk = b""
+                if item.get("event"):
+                    chunk += f"event: {item['event']}\n".encode()
+                data = item["data"]
+                chunk += b"data: " + (data if isinstance(data, str) else json.dumps(data)).encode() + b"\n\n"
+                self.wfile.write(chunk)
+                self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):  # the client stopped reading: fine
+            pass
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    owner: FakeLLMServer
+
+
+class FakeLLMServer:
+    """The replay server. ``queue()`` a script of recordings; read ``requests`` afterwards."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self._script: deque[dict[str, Any]] = deque()
+        self._lock = threading.Lock()
+        self._httpd: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def start(self) -> FakeLLMServer:
+        self._httpd = _Server(("127.0.0.1", 0), _Handler)
+        self._httpd.owner = self
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-llm", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> FakeLLMServer:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        assert self._httpd is not None, "server not started"
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def openai_url(self) -> str:
+        """``base_url`` for ``openai.OpenAI`` (which appends the route to ``/v1``)."""
+        return f"{self.base_url}/v1"
+
+    @property
+    def anthropic_url(self) -> str:
+        """``base_url`` for ``anthropic.Anthropic`` (which appends ``/v1/messages``)."""
+        return self.base_url
+
+    # -- script ---------------------------------------------------------------------------------
+
+    def queue(self, *recordings: str | dict[str, Any]) -> FakeLLMServer:
+        """Serve these next, in order (names of recordings, or recording dicts)."""
+        with self._lock:
+            for item in recordings:
+                self._script.append(load_recording(item) if isinstance(item, str) else item)
+        return self
+
+    def reset(self) -> None:
+        with self._lock:
+            self._script.clear()
+            self.requests.clear()
+
+    def next_recording(self, path: str, body: dict[str, Any]) -> dict[str, Any] | None:
+        with self._lock:
+            if self._script:
+                return self._script.popleft()
+        names = DEFAULT_ROUTES.get(path)
+        if names is None:
+            return None
+        return load_recording(names[1] if body.get("stream") else names[0])
+
+
+@contextmanager
+def llm_server() -> Iterator[FakeLLMServer]:
+    """A started :class:`FakeLLMServer`, stopped on exit."""
+    server = FakeLLMServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
