@@ -16,12 +16,15 @@ behind a redacting wrapper, because what leaves the machine is shareable output.
 
 from __future__ import annotations
 
+import logging
 import os
 
 from opentelemetry.instrumentation.distro import BaseDistro
 from opentelemetry.sdk._configuration import _OTelSDKConfigurator
 
 EXPORTER_NAME = "agent_session"
+CONFIGURATOR_NAME = "agent_trace"
+_LOAD_LOGGER = "opentelemetry.instrumentation.auto_instrumentation._load"
 
 
 def _default_traces_exporter(env: os._Environ[str] | dict[str, str]) -> str:
@@ -29,6 +32,16 @@ def _default_traces_exporter(env: os._Environ[str] | dict[str, str]) -> str:
     if env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
         names.append("otlp")
     return ",".join(names)
+
+
+class _SkippedConfiguratorFilter(logging.Filter):
+    """Drops ``opentelemetry-instrument``'s warning that another configurator was not loaded when
+    that is because ours was chosen (it would print on every run with ``opentelemetry-distro``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not str(record.msg).startswith("Configuration of %s not loaded"):
+            return True
+        return CONFIGURATOR_NAME not in (record.args or ())
 
 
 class AgentTraceDistro(BaseDistro):
@@ -39,7 +52,10 @@ class AgentTraceDistro(BaseDistro):
         env.setdefault("OTEL_TRACES_EXPORTER", _default_traces_exporter(env))
         env.setdefault("OTEL_METRICS_EXPORTER", "none")
         env.setdefault("OTEL_LOGS_EXPORTER", "none")
-        env.setdefault("OTEL_PYTHON_CONFIGURATOR", "agent_trace")
+        env.setdefault("OTEL_PYTHON_CONFIGURATOR", CONFIGURATOR_NAME)
+        load_logger = logging.getLogger(_LOAD_LOGGER)
+        if not any(isinstance(f, _SkippedConfiguratorFilter) for f in load_logger.filters):
+            load_logger.addFilter(_SkippedConfiguratorFilter())
 
 
 class AgentTraceConfigurator(_OTelSDKConfigurator):
