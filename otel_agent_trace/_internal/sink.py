@@ -35,6 +35,22 @@ def active() -> Recorder | None:
 def set_active(recorder: Recorder | None) -> None:
     global _active
     _active = recorder
+    if recorder is not None:
+        for listener in tuple(_on_activate):
+            try:
+                listener(recorder)
+            except Exception:  # a listener must never stop a session from starting
+                pass
+
+
+# Called with the recorder each time a session becomes active (the system layer adds its audit
+# hook on the first one, so a process that never records never pays for it).
+_on_activate: list[Any] = []
+
+
+def on_activate(listener: Any) -> None:
+    if listener not in _on_activate:
+        _on_activate.append(listener)
 
 
 # A hook the exporter registers so capture code can start the automatic session lazily.
