@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import warnings
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -64,6 +65,10 @@ def iter_entries(
                 yield entry
         except (zipfile.BadZipFile, EOFError, zlib_error()) as exc:
             raise fmt.SessionFormatError(path, None, f"corrupt ZIP ({exc})") from None
+
+
+class SessionReadWarning(UserWarning):
+    """A session file had something the reader tolerated (a torn last line, a skipped bad line)."""
 
 
 @dataclass
@@ -138,6 +143,8 @@ class LoadedSession:
         ]
         if not self.events:
             raise fmt.SessionFormatError(self.path, None, "no session entries")
+        for issue in self.issues:  # tolerated (a torn last line, …), but the reader must hear of it
+            warnings.warn(str(issue), SessionReadWarning, stacklevel=3)
         self._by_id = {e.id: e for e in self.events}
         self._zip_snapshots: list[dict[str, Any]] | None = None
         self._zip_metadata: dict[str, Any] | None = None

@@ -1,0 +1,113 @@
+"""A killed agent leaves a session that loads: SIGKILL at random points, SIGTERM, torn lines."""
+
+from __future__ import annotations
+
+import random
+import signal
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from otel_agent_trace import session_format as fmt
+from otel_agent_trace.offline import load_session
+
+from .helpers import AGENTS, assert_one_tree, load, only_session, start_instrumented
+
+LOOPER = AGENTS / "looping_agent.py"
+
+
+def _start_and_wait_for_steps(cwd: Path, steps: int = 1):
+    """Start the looping agent and wait until it has printed ``steps`` lines."""
+    proc = start_instrumented(LOOPER, cwd)
+    seen = []
+    assert proc.stdout is not None
+    while len(seen) < steps:
+        line = proc.stdout.readline()
+        if not line:
+            proc.wait(timeout=30)
+            err = proc.stderr.read() if proc.stderr else ""
+            pytest.fail(f"agent exited early ({proc.returncode}): {err}")
+        seen.append(line)
+    return proc
+
+
+def _finished_steps(proc, already: int) -> int:
+    """Steps the agent reported finished (its stdout up to the kill)."""
+    out = proc.stdout.read() if proc.stdout else ""
+    return already + sum(line.startswith("step ") for line in out.splitlines())
+
+
+@pytest.mark.parametrize("run", range(5))
+def test_sigkill_at_a_random_point_leaves_a_loadable_session(tmp_path, run):
+    rng = random.Random(run)
+    proc = _start_and_wait_for_steps(tmp_path)
+    time.sleep(rng.uniform(0.0, 0.4))
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    reported = _finished_steps(proc, 1)
+    proc.stderr.close()
+
+    path = only_session(tmp_path / "agent-sessions")
+    session = load(path)
+    assert not session.complete, "a killed process cannot have written session.end"
+    assert_one_tree(session)
+    spans = session.spans
+    agent = next(s for s in spans if s.name == "invoke_agent looper")
+    assert not agent.finished and agent.status == fmt.STATUS_UNFINISHED
+    tools = [s for s in spans if s.name == "execute_tool work"]
+    finished = [s for s in tools if s.finished]
+    unfinished = [s for s in tools if not s.finished]
+    # Every step the agent said it finished is on disk, complete; at most the one in flight is not.
+    assert len(finished) >= reported
+    assert len(unfinished) <= 1
+    assert all(s.status != fmt.STATUS_UNFINISHED and s.end_ns >= s.start_ns for s in finished)
+    assert all(s.parent_span_id == agent.span_id for s in tools)
+    assert not list((tmp_path / "agent-sessions").glob("*.zip")), "no ZIP from a SIGKILL"
+    assert not list((tmp_path / "agent-sessions").glob(".*.tmp"))
+
+
+def test_sigterm_writes_the_zip(tmp_path):
+    proc = _start_and_wait_for_steps(tmp_path, steps=3)
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=60)
+    assert proc.returncode == -signal.SIGTERM, "the process still dies of SIGTERM"
+    reported = _finished_steps(proc, 3)
+    proc.stderr.close()
+
+    directory = tmp_path / "agent-sessions"
+    jsonl = only_session(directory)
+    zip_path = only_session(directory, fmt.ZIP_SUFFIX)
+    session = load(jsonl)
+    assert session.complete
+    assert_one_tree(session)
+    end = session.events[-1]
+    assert end.type == fmt.SESSION_END and end.data["unfinished_spans"] >= 1
+    with zipfile.ZipFile(zip_path) as zf:
+        assert zf.testzip() is None
+        assert zf.namelist() == list(fmt.ZIP_MEMBERS)
+    zipped = load_session(zip_path)
+    assert [e.id for e in zipped.events] == [e.id for e in session.events]
+    work = [s for s in zipped.spans if s.name == "execute_tool work" and s.finished]
+    assert len(work) >= reported
+
+
+def test_a_torn_last_line_is_tolerated_with_a_warning(tmp_path):
+    proc = _start_and_wait_for_steps(tmp_path, steps=5)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    proc.stdout.close()
+    proc.stderr.close()
+    path = only_session(tmp_path / "agent-sessions")
+    data = path.read_bytes()
+    whole = load(path)
+    last_start = data.rstrip(b"\n").rfind(b"\n") + 1
+    path.write_bytes(data[: last_start + (len(data) - last_start) // 2])  # cut the last line in half
+
+    with pytest.warns(UserWarning, match=r"torn last line"):
+        torn = load_session(path)
+    assert len(torn.events) == len(whole.events) - 1
+    assert [i.line for i in torn.issues] == [len(whole.events)]
+    assert str(path) in str(torn.issues[0])
+    assert_one_tree(torn)
