@@ -1,0 +1,1 @@
+_instruments: tuple[str, ...] = ()

@@ -1,0 +1,179 @@
+"""Child processes receive the trace context and the session identity in their environment.
+
+Whatever starts the child, its environment gets:
+
+* ``TRACEPARENT`` / ``TRACESTATE`` (W3C, the OTEP 258 carrier) of the span current at the
+  moment the child is made: the process span of the system layer when it is on, otherwise the
+  tool or agent span that started the child;
+* while a session records: ``AGENT_TRACE_SESSION_ID``, ``AGENT_TRACE_PARENT_SPAN`` (that span's
+  id), ``AGENT_TRACE_DIR`` (absolute) and ``AGENT_TRACE_TIER``, so a Python child run under the
+  plug-in records into the same session, under that span (``<session>.p<pid>.jsonl``).
+
+Hooks: ``subprocess.Popen._execute_child`` (``subprocess.*``, ``asyncio`` subprocesses);
+``os.execv``/``os.execve`` (every ``os.exec*``, ``os.spawn*``, ``pty.spawn`` goes through them,
+including DevDuck's ``pty.fork()`` + ``os.execvp``); ``os.posix_spawn``/``posix_spawnp``;
+``os.system`` (the variables are exported by the shell command, since ``system()`` reads the
+process environment); and an ``os.register_at_fork`` child hook that updates ``os.environ`` of a
+forked child, for whatever it runs next.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+from otel_agent_trace._internal import sink
+from otel_agent_trace._internal.guard import never_raise
+from otel_agent_trace.settings import ENV_DIR, ENV_PARENT_ENTRY, ENV_SESSION_ID, ENV_TIER, get_settings
+
+from .patching import unwrap_own, wrap
+
+TRACEPARENT = "TRACEPARENT"
+TRACESTATE = "TRACESTATE"
+_PROPAGATOR = TraceContextTextMapPropagator()
+_state = {"on": False, "fork_hook": False}
+
+
+def child_variables() -> dict[str, str]:
+    """The variables a child started now should receive (empty when there is nothing to pass)."""
+    out: dict[str, str] = {}
+    carrier: dict[str, str] = {}
+    _PROPAGATOR.inject(carrier)
+    if carrier.get("traceparent"):
+        out[TRACEPARENT] = carrier["traceparent"]
+        if carrier.get("tracestate"):
+            out[TRACESTATE] = carrier["tracestate"]
+    rec = sink.active()
+    if rec is not None and getattr(rec, "active", True):
+        out[ENV_SESSION_ID] = rec.session_id
+        settings = getattr(rec, "settings", None) or get_settings()
+        directory = getattr(rec, "directory", None) or settings.directory
+        out[ENV_DIR] = str(Path(directory).expanduser().absolute())
+        out[ENV_TIER] = ",".join(settings.tiers)
+        ctx = trace.get_current_span().get_span_context()
+        if ctx.is_valid:
+            out[ENV_PARENT_ENTRY] = f"{ctx.span_id:016x}"
+    return out
+
+
+@never_raise("child environment", default=None)
+def child_environment(env: Mapping[Any, Any] | None) -> dict[Any, Any] | None:
+    """``env`` (``None``: this process's environment) with :func:`child_variables` added, as a new
+    dict; ``None`` when nothing needs adding (the caller then passes ``env`` through unchanged)."""
+    extra = child_variables()
+    if not extra:
+        return None
+    base: Mapping[Any, Any] = os.environ if env is None else env
+    out = dict(base)
+    if base and isinstance(next(iter(base)), bytes):
+        out.update({k.encode(): v.encode() for k, v in extra.items()})
+    else:
+        out.update(extra)
+    return out
+
+
+# --- hooks ---------------------------------------------------------------------------------
+
+_ENV_INDEX = 6  # position of `env` after `self` in Popen._execute_child(args, executable, …, env, …)
+
+
+def _execute_child(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    if _state["on"]:
+        if "env" in kwargs:
+            new = child_environment(kwargs["env"])
+            if new is not None:
+                kwargs = {**kwargs, "env": new}
+        elif len(args) > _ENV_INDEX:
+            new = child_environment(args[_ENV_INDEX])
+            if new is not None:
+                args = (*args[:_ENV_INDEX], new, *args[_ENV_INDEX + 1 :])
+    return wrapped(*args, **kwargs)
+
+
+def _execv(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    if _state["on"] and len(args) == 2 and not kwargs:
+        new = child_environment(None)
+        if new is not None:
+            return os.execve(args[0], args[1], new)
+    return wrapped(*args, **kwargs)
+
+
+def _env_at(position: int) -> Any:
+    def wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        if _state["on"]:
+            if "env" in kwargs:
+                new = child_environment(kwargs["env"])
+                if new is not None:
+                    kwargs = {**kwargs, "env": new}
+            elif len(args) > position:
+                new = child_environment(args[position])
+                if new is not None:
+                    args = (*args[:position], new, *args[position + 1 :])
+        return wrapped(*args, **kwargs)
+
+    return wrapper
+
+
+_execve = _env_at(2)  # os.execve(path, argv, env)
+_posix_spawn = _env_at(2)  # os.posix_spawn(path, argv, env, ...)
+_posix_spawnp = _env_at(2)
+
+
+@never_raise("os.system environment", default=None)
+def _exporting(command: Any) -> Any:
+    extra = child_variables()
+    if not extra:
+        return None
+    exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in extra.items())
+    if isinstance(command, bytes):
+        return b"export " + exports.encode() + b"; " + command
+    return f"export {exports}; {command}"
+
+
+def _system(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    if _state["on"] and len(args) == 1 and not kwargs:
+        command = _exporting(args[0])
+        if command is not None:
+            return wrapped(command)
+    return wrapped(*args, **kwargs)
+
+
+def _after_fork_in_child() -> None:
+    if not _state["on"]:
+        return
+    try:
+        for key, value in child_variables().items():
+            os.environ[key] = value
+    except Exception:
+        pass
+
+
+def _patches() -> list[tuple[Any, str, Any]]:
+    import subprocess
+
+    patches: list[tuple[Any, str, Any]] = [(subprocess.Popen, "_execute_child", _execute_child)]
+    if os.name == "posix":
+        patches += [(os, "execv", _execv), (os, "execve", _execve), (os, "system", _system)]
+        patches += [(os, "posix_spawn", _posix_spawn), (os, "posix_spawnp", _posix_spawnp)]
+    return [p for p in patches if hasattr(p[0], p[1])]
+
+
+def instrument() -> None:
+    for owner, name, wrapper in _patches():
+        wrap(owner, name, wrapper)
+    if hasattr(os, "register_at_fork") and not _state["fork_hook"]:
+        os.register_at_fork(after_in_child=_after_fork_in_child)  # cannot be unregistered: a flag
+        _state["fork_hook"] = True
+    _state["on"] = True
+
+
+def uninstrument() -> None:
+    _state["on"] = False
+    for owner, name, wrapper in _patches():
+        unwrap_own(owner, name, wrapper)

@@ -1,0 +1,40 @@
+"""``agent_trace_langchain_tools``: an ``execute_tool`` span for every LangChain tool call
+(``BaseTool`` subclasses, ``StructuredTool`` and ``@tool`` functions; ``run``, ``arun``,
+``invoke``, ``ainvoke``), carrying the model's tool-call id when the call came from an
+``AIMessage``."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
+
+from otel_agent_trace.instrumentation.context.patching import unwrap_own, wrap
+
+from .package import _instruments
+from .wrappers import arun_wrapper, run_wrapper
+
+
+class LangChainToolsInstrumentor(BaseInstrumentor):
+    def instrumentation_dependencies(self) -> Collection[str]:
+        return _instruments
+
+    def _instrument(self, **kwargs: Any) -> None:
+        try:
+            from langchain_core.tools import BaseTool
+        except ImportError:
+            return
+        wrap(BaseTool, "run", run_wrapper)
+        wrap(BaseTool, "arun", arun_wrapper)
+
+    def _uninstrument(self, **kwargs: Any) -> None:
+        try:
+            from langchain_core.tools import BaseTool
+        except ImportError:
+            return
+        unwrap_own(BaseTool, "run", run_wrapper)
+        unwrap_own(BaseTool, "arun", arun_wrapper)
+
+
+__all__ = ["LangChainToolsInstrumentor"]
