@@ -1,16 +1,39 @@
 """Redaction: the one place that decides what a secret looks like and how it is replaced.
 
-Applied wherever shareable output is written: the trace-tier session file, its ZIP, and the OTLP
-stream. Markers say what was removed (``<redacted:env:OPENAI_API_KEY>``) so a replay can tell a
-redaction from a real difference.
+Applied wherever shareable output is written: the trace-tier session file (and so its ZIP) and
+every span forwarded to an exporter (OTLP, console, …). The checkpoint tier is never redacted.
+
+What is removed, and the marker that replaces it (so a replay can tell a redaction from a real
+difference):
+
+* values (6+ chars) of environment variables whose names look secret → ``<redacted:env:NAME>``;
+* known token shapes, in the environment or not (``sk-…``, ``sk-ant-…``, ``ghp_…``,
+  ``github_pat_…``, ``AKIA…``, ``xox?-…``, JWTs, Google/Stripe/Hugging Face keys, PEM private-key
+  blocks, ``Bearer …``) → ``<redacted:openai_key>`` etc.;
+* URL user-info (``scheme://user:pass@host``) → ``scheme://<redacted:userinfo>@host``;
+* values under secret-looking keys: dict keys, JSON / Python-literal text (``"api_key": "…"``),
+  headers and assignments (``Authorization: Basic …``, ``token=…``), URL query parameters and
+  command-line flags (``--password …``) → ``<redacted:key:api_key>``;
+* the home directory as a path prefix only → ``~`` (never a bare substring);
+* user patterns (``AGENT_TRACE_REDACT_PATTERNS`` or :func:`add_pattern`) → ``<redacted:pattern>``.
+
+Exact strings on the allow list (``AGENT_TRACE_REDACT_ALLOW`` or :func:`allow`) are kept; an
+allow-list entry that names an environment variable keeps that variable's value.
+
+The redactor never raises (a failure yields ``<redacted:error>``) and is idempotent. Environment
+secrets are re-read whenever a secret-looking variable is added, removed or changed (a cheap check
+on each call), so keys an agent loads from ``.env`` after start-up are redacted too.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+from otel_agent_trace._internal.guard import report_once
 
 SECRET_NAME_WORDS = (
     "KEY",
@@ -19,6 +42,7 @@ SECRET_NAME_WORDS = (
     "PASSWORD",
     "PASSWD",
     "PASS",
+    "PWD",
     "CREDENTIAL",
     "AUTH",
     "PRIVATE",
@@ -28,60 +52,175 @@ SECRET_NAME_WORDS = (
     "DSN",
     "SIGNATURE",
 )
-_MIN_SECRET_VALUE = 6
-# Variables whose names match but whose values are never secrets.
-_NOT_SECRET_NAMES = frozenset(
-    {"AGENT_TRACE_SESSION_ID", "SESSION_MANAGER", "XDG_SESSION_ID", "XDG_SESSION_TYPE"}
+MIN_SECRET_VALUE = 6
+# Variables whose names match but whose values are not secrets (paths, sockets, our own ids).
+NOT_SECRET_NAMES = frozenset(
+    {
+        "PWD",
+        "OLDPWD",
+        "SSH_AUTH_SOCK",
+        "SSH_ASKPASS",
+        "GIT_ASKPASS",
+        "SUDO_ASKPASS",
+        "SESSION_MANAGER",
+        "DESKTOP_SESSION",
+        "DBUS_SESSION_BUS_ADDRESS",
+        "XAUTHORITY",
+        "PASSWORD_STORE_DIR",
+        "KEYTIMEOUT",
+        "GPG_AGENT_INFO",
+    }
+)
+_NOT_SECRET_PREFIXES = ("XDG_SESSION_", "AGENT_TRACE_", "OTEL_", "KEYBOARD", "PYTHON")
+
+_SECRET_NAME_RE = re.compile("|".join(SECRET_NAME_WORDS))
+
+# Secret-looking keys, judged on words: "apiKey", "X-Api-Key", "http.request.header.authorization"
+# → api_key, x_api_key, http_request_header_authorization. Plurals ("max_tokens") are not secrets.
+_KEY_WORDS = frozenset(
+    {
+        "secret",
+        "secrets",
+        "password",
+        "passwd",
+        "pwd",
+        "passphrase",
+        "token",
+        "auth",
+        "authorization",
+        "cookie",
+        "credential",
+        "credentials",
+        "jwt",
+        "dsn",
+        "signature",
+        "apikey",
+        "sessionid",
+        "jsessionid",
+        "phpsessid",
+        "otp",
+        "bearer",
+        "privatekey",
+        "accesskey",
+        "secretkey",
+        "sig",
+    }
+)
+_KEY_PAIRS = frozenset(
+    {
+        ("api", "key"),
+        ("private", "key"),
+        ("access", "key"),
+        ("secret", "key"),
+        ("signing", "key"),
+        ("encryption", "key"),
+        ("master", "key"),
+        ("account", "key"),
+        ("session", "key"),
+        ("session", "token"),
+        ("client", "secret"),
+        ("set", "cookie"),
+    }
+)
+_NUMERIC_SECRET_WORDS = frozenset({"password", "passwd", "pwd", "passphrase", "otp", "pin", "secret"})
+_CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_KEY_SPLIT_RE = re.compile(r"[^a-z0-9]+")
+# A key in text is only considered when it contains one of these (the words check decides).
+_KEY_HINT = (
+    r"(?=[\w.\- ]{0,64}?(?i:secret|pass|pwd|token|auth|cookie|credential|key|jwt|dsn|sig|sess|bearer|otp))"
 )
 
-_SECRET_NAME_RE = re.compile("|".join(SECRET_NAME_WORDS), re.IGNORECASE)
-_SECRET_KEY_RE = re.compile(
-    r"(api[_-]?key|apikey|password|passwd|secret|token|authorization|auth|cookie|credential|private[_-]?key"
-    r"|access[_-]?key|session[_-]?id|x-api-key|client[_-]?secret|signature|dsn)",
-    re.IGNORECASE,
-)
-
-# Known token shapes (ordered: the most specific first).
-_TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
-        "private_key",
-        re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)"),
-    ),
-    ("anthropic_key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{8,}")),
-    ("openai_key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}")),
-    (
-        "github_token",
-        re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}"),
-    ),
-    ("aws_access_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("slack_token", re.compile(r"\bxox[abpors]-[A-Za-z0-9\-]{10,}")),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}")),
-    ("bearer", re.compile(r"(?i)(?<=bearer )[A-Za-z0-9+/=._\-~]{8,}")),
-)
-_URL_USERINFO_RE = re.compile(
-    r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)(?P<userinfo>[^/\s:@]+(?::[^/\s@]*)?)@"
-)
-_QUERY_SECRET_RE = re.compile(
-    r"(?P<key>[?&;](?:[A-Za-z0-9_\-]*(?:key|token|secret|password|passwd|sig|signature|auth|credential)"
-    r"[A-Za-z0-9_\-]*))=(?P<value>[^&#\s\"']+)",
-    re.IGNORECASE,
-)
+_MARKER_RE = r"<redacted:[^<>\s]{1,120}>"
+_MARKER_KIND_RE = re.compile(r"[^A-Za-z0-9_.:\-]")
 
 
 def marker(kind: str) -> str:
-    return f"<redacted:{kind}>"
+    """``<redacted:KIND>`` (the kind made safe to read back)."""
+    return f"<redacted:{_MARKER_KIND_RE.sub('_', kind)[:100] or 'secret'}>"
 
 
-def _is_secret_env(name: str, value: str) -> bool:
-    return (
-        len(value) >= _MIN_SECRET_VALUE
-        and name not in _NOT_SECRET_NAMES
-        and bool(_SECRET_NAME_RE.search(name))
-    )
+def is_marker(text: Any) -> bool:
+    return isinstance(text, str) and text.startswith("<redacted:") and text.endswith(">")
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether an environment variable's name looks secret."""
+    upper = name.upper()
+    if upper in NOT_SECRET_NAMES or upper.startswith(_NOT_SECRET_PREFIXES):
+        return False
+    return bool(_SECRET_NAME_RE.search(upper))
+
+
+_key_cache: dict[str, tuple[bool, bool]] = {}
+
+
+def _key_verdict(key: str) -> tuple[bool, bool]:
+    """(secret, numbers too) for a dict/JSON/header key."""
+    found = _key_cache.get(key)
+    if found is not None:
+        return found
+    words = [w for w in _KEY_SPLIT_RE.split(_CAMEL_RE.sub("_", key).lower()) if w]
+    pairs = zip(words, words[1:], strict=False)
+    secret = any(w in _KEY_WORDS for w in words) or any(p in _KEY_PAIRS for p in pairs)
+    verdict = (secret, secret and any(w in _NUMERIC_SECRET_WORDS for w in words))
+    if len(_key_cache) > 4096:
+        _key_cache.clear()
+    _key_cache[key] = verdict
+    return verdict
+
+
+def is_secret_key(key: str) -> bool:
+    """Whether values under this key (dict, JSON, header, query parameter) are secrets."""
+    return _key_verdict(key)[0]
+
+
+# Known token shapes: (marker kind, regex). Word-ish boundaries keep "task-…" and "disk-…" out.
+TOKEN_PATTERNS: tuple[tuple[str, str], ...] = (
+    (
+        "private_key",
+        r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----"
+        r"(?:[\s\S]*?-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----|[\s\S]*)",
+    ),
+    ("anthropic_key", r"(?<![\w-])sk-ant-[A-Za-z0-9_\-]{8,}"),
+    ("openai_key", r"(?<![\w-])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}"),
+    ("stripe_key", r"(?<![\w-])(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"),
+    ("github_token", r"(?<![\w-])(?:(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
+    ("aws_access_key", r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9])"),
+    ("slack_token", r"(?<![\w-])xox[abposr]-[A-Za-z0-9\-]{10,}"),
+    ("google_api_key", r"(?<![\w-])AIza[0-9A-Za-z_\-]{30,}"),
+    ("huggingface_token", r"(?<![\w-])hf_[A-Za-z0-9]{30,}"),
+    ("jwt", r"(?<![\w-])eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}"),
+)
+_TOKEN_GROUPS = {f"t{i}": kind for i, (kind, _) in enumerate(TOKEN_PATTERNS)}
+
+# Structural rules; each alternative is one named group (dispatched on ``lastgroup``).
+_STRUCTURAL = (
+    # Bearer tokens: all base64 / base64url characters.
+    r"(?P<bearer>(?P<bearer_p>(?<![A-Za-z])(?i:bearer)[ \t]+)[A-Za-z0-9+/=._\-~]{8,})",
+    # scheme://user:pass@host
+    r"(?P<userinfo>(?<=://)[^\s/?#@<>\"'\\]+@)",
+    # "key": "value" (JSON, also once-escaped \"key\": \"value\") and 'key': 'value' (Python).
+    r"(?P<kv>(?P<kv_q>\\{0,3}[\"'])" + _KEY_HINT + r"(?P<kv_k>[\w.\- ]{1,64}?)(?P=kv_q)"
+    r"[ \t]*:[ \t]*(?P=kv_q)(?P<kv_v>[^\n]*?)(?<!\\)(?P=kv_q))",
+    # --password hunter2, --api-key=abc, -token 'x'
+    r"(?P<cli>(?<![^\s\"'=])(?P<cli_k>--?" + _KEY_HINT + r"[A-Za-z][\w\-]{0,63})(?P<cli_s>=|[ \t]+)"
+    r"(?P<cli_v>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'<>\-][^\s\"'<>]*))",
+    # Cookie: a=b; c=d (the whole header value)
+    r"(?P<cookie>(?<![\w\-])(?P<cookie_p>(?i:set-cookie|cookie)[\"']?[ \t]*[:=][ \t]*)"
+    r"[^\s<>\"'][^\r\n<>\"']*)",
+    # Authorization: Basic …, token=…, ?api_key=…, PASSWORD="…" (not a host:port after :// or @)
+    r"(?P<kva>(?<![\w\-])(?<!//)(?<!@)" + _KEY_HINT + r"(?P<kva_k>[A-Za-z_][\w.\-]{0,63})(?P<kva_q>[\"']?)"
+    r"(?P<kva_s>[ \t]*[:=][ \t]*)"
+    r"(?P<kva_v>(?:(?i:bearer|basic|token|digest)[ \t]+)?(?:\"[^\"\n<>]+\"|'[^'\n<>]+'|[^\s\"'<>&,;)\]}]+)))",
+)
+_HOME_TAIL = r"(?=$|[/\s\"'`:;,)\]}>])"
 
 
 class Redactor:
-    """Removes secrets from strings and nested JSON-like values; never raises, idempotent."""
+    """Removes secrets from strings and nested JSON-like values; never raises, idempotent.
+
+    ``env=None`` follows ``os.environ`` as it changes; a mapping fixes the environment.
+    """
 
     def __init__(
         self,
@@ -91,108 +230,373 @@ class Redactor:
         allow: Iterable[str] = (),
         home: str | None = None,
     ):
-        env = os.environ if env is None else env
-        self._allow = frozenset(a for a in allow if a)
-        values = sorted(
-            ((v, k) for k, v in env.items() if _is_secret_env(k, v) and v not in self._allow),
-            key=lambda item: -len(item[0]),
-        )
-        self._env_values = {v: k for v, k in values}
-        self._env_re = re.compile("|".join(re.escape(v) for v, _ in values)) if values else None
-        self._user_patterns = tuple(re.compile(p) for p in patterns)
+        self._live_env = env is None
+        self._env_source: Mapping[str, str] = os.environ if env is None else env
+        self._allow: frozenset[str] = frozenset(a for a in allow if a)
+        self._user: list[tuple[str, re.Pattern[str]]] = []
+        for pattern in patterns:
+            self.add_pattern(pattern)
         home = os.path.expanduser("~") if home is None else home
-        self._home = home.rstrip("/") if home and home not in ("/", "") else None
-        self._home_re = (
-            re.compile(r"(?<![\w./~-])" + re.escape(self._home) + r"(?=/|$|[\s\"'])") if self._home else None
-        )
+        home = (home or "").rstrip("/")
+        self._home = home if len(home) > 1 else ""
+        self._lock = threading.RLock()
+        self._cache: dict[str, str] = {}
+        self._env_len = -1
+        self._env_raw: tuple[tuple[Any, Any], ...] = ()
+        self._env_items: tuple[tuple[str, str], ...] = ()
+        self._env_names: dict[str, str] = {}
+        self._compile()
 
-    def add_pattern(self, pattern: str) -> None:
-        self._user_patterns = self._user_patterns + (re.compile(pattern),)
+    # --- configuration -------------------------------------------------------------------------
+
+    def add_pattern(self, pattern: str | re.Pattern[str], kind: str = "pattern") -> bool:
+        """Also redact matches of ``pattern`` (→ ``<redacted:KIND>``). Returns False (and warns
+        once) when the pattern does not compile."""
+        try:
+            source = pattern.pattern if isinstance(pattern, re.Pattern) else str(pattern)
+            flags = pattern.flags if isinstance(pattern, re.Pattern) else 0
+            compiled = re.compile(r"(?P<oat_marker>" + _MARKER_RE + r")|(?:" + source + ")", flags)
+        except (re.error, TypeError, ValueError) as exc:
+            report_once(
+                f"redact.pattern:{pattern!r}", "otel-agent-trace: bad redaction pattern %r: %s", pattern, exc
+            )
+            return False
+        self._user = [*self._user, (marker(kind), compiled)]
+        self._clear()
+        return True
+
+    def allow(self, *values: str) -> None:
+        """Never redact these exact strings (or the values of the environment variables so named)."""
+        self._allow = self._allow | {v for v in values if isinstance(v, str) and v}
+        self._env_len = -1  # re-read the environment with the new allow list
+        self._compile()
+
+    @property
+    def allowed(self) -> frozenset[str]:
+        return self._allow
+
+    def _clear(self) -> None:
+        self._cache = {}
+
+    def _secret_env(self) -> tuple[tuple[str, str], ...]:
+        items = []
+        try:
+            for name, value in list(self._env_source.items()):
+                if (
+                    isinstance(value, str)
+                    and len(value) >= MIN_SECRET_VALUE
+                    and name not in self._allow
+                    and value not in self._allow
+                    and value.rstrip("/") != self._home
+                    and is_secret_name(name)
+                ):
+                    items.append((name, value))
+        except Exception:  # an odd mapping: keep what we had
+            return self._env_items
+        return tuple(sorted(items))
+
+    def _compile(self) -> None:
+        with self._lock:
+            self._env_items = self._secret_env()
+            self._snapshot_raw()
+            names: dict[str, str] = {}
+            for name, value in self._env_items:
+                names.setdefault(value, name)
+            self._env_names = names
+            values = sorted(names, key=len, reverse=True)
+            self._max_secret = max((len(v) for v in values), default=0)
+            parts = [r"(?P<marker>" + _MARKER_RE + ")"]
+            if values:
+                parts.append("(?P<env>" + "|".join(re.escape(v) for v in values) + ")")
+            parts.extend(f"(?P<t{i}>{source})" for i, (_, source) in enumerate(TOKEN_PATTERNS))
+            parts.extend(_STRUCTURAL)
+            if self._home:
+                parts.append(
+                    r"(?P<home>(?:(?<=file://)|(?<![\w.~/\-]))" + re.escape(self._home) + _HOME_TAIL + ")"
+                )
+            self._re = re.compile("|".join(parts))
+            self._clear()
+
+    def _refresh(self) -> None:
+        """Re-read environment secrets if a secret-looking variable changed (cheap when not)."""
+        if not self._live_env:
+            return
+        try:
+            data = getattr(self._env_source, "_data", None)
+            if data is not None:  # os.environ: compare the stored bytes objects by identity
+                changed = len(data) != self._env_len or any(data.get(k) is not v for k, v in self._env_raw)
+            else:
+                env = self._env_source
+                changed = len(env) != self._env_len or any(env.get(n) != v for n, v in self._env_items)
+        except Exception:
+            return
+        if changed:
+            if self._secret_env() != self._env_items:
+                self._compile()
+            else:
+                self._snapshot_raw()
+
+    def _snapshot_raw(self) -> None:
+        self._env_len = len(self._env_source)
+        data = getattr(self._env_source, "_data", None)
+        encode = getattr(self._env_source, "encodekey", None)
+        raw: list[tuple[Any, Any]] = []
+        if data is not None and encode is not None:
+            try:
+                for name, _ in self._env_items:
+                    key = encode(name)
+                    raw.append((key, data.get(key)))
+                self._env_len = len(data)
+            except Exception:
+                raw = []
+        self._env_raw = tuple(raw)
+
+    # --- redaction -----------------------------------------------------------------------------
 
     def redact_text(self, text: str) -> str:
-        if not text:
-            return text
+        """``text`` with every secret replaced by a marker."""
+        if not isinstance(text, str):
+            return self.redact(text)
+        self._refresh()
+        return self._text(text)
+
+    def redact(self, value: Any) -> Any:
+        """Redact a nested value: strings, dicts (values under secret-looking keys entirely),
+        lists and tuples; numbers, booleans and ``None`` pass; other objects become their JSON
+        form (as the session writer would write them), redacted."""
         try:
-            return self._redact_text(text)
-        except Exception:  # redaction must never break the writer
+            self._refresh()
+            return self._value(value, 0)
+        except Exception as exc:  # redaction must never break the writer or the exporter
+            report_once(f"redact.error:{type(exc).__name__}", "otel-agent-trace: redaction failed: %r", exc)
             return marker("error")
 
-    def _redact_text(self, text: str) -> str:
-        if self._env_re is not None:
-            text = self._env_re.sub(lambda m: marker("env:" + self._env_values[m.group(0)]), text)
-        for kind, pattern in _TOKEN_PATTERNS:
-            text = pattern.sub(lambda m, kind=kind: self._keep_allowed(m.group(0), kind), text)
-        if "://" in text:
-            text = _URL_USERINFO_RE.sub(
-                lambda m: (
-                    m.group("scheme") + marker("userinfo") + "@"
-                    if m.group("userinfo") != marker("userinfo")[:-1]
-                    else m.group(0)
-                ),
-                text,
-            )
-        if "=" in text:
-            text = _QUERY_SECRET_RE.sub(
-                lambda m: (
-                    m.group(0)
-                    if m.group("value").startswith("<redacted")
-                    else f"{m.group('key')}={marker('query')}"
-                ),
-                text,
-            )
-        for pattern in self._user_patterns:
-            text = pattern.sub(lambda m: self._keep_allowed(m.group(0), "pattern"), text)
-        if self._home_re is not None and self._home in text:
-            text = self._home_re.sub("~", text)
-        return text
+    def redact_preview(self, value: Any, limit: int) -> Any:
+        """Redacted, then cut to about ``limit`` characters (``…[+N chars]``). Only a bounded head
+        of a long text is redacted: cost stays bounded, and nothing cut in half can leak."""
+        try:
+            self._refresh()
+            if not isinstance(value, str):
+                if value is None or isinstance(value, (bool, int, float)):
+                    return value
+                from otel_agent_trace import session_format as fmt
 
-    def _keep_allowed(self, found: str, kind: str) -> str:
-        return found if found in self._allow or found.startswith("<redacted") else marker(kind)
+                text = fmt.dumps_canonical(value).decode("utf-8", "replace")
+                if len(text) <= limit:
+                    return self._value(value, 0)  # short: keep the structure
+                value = text
+            if len(value) <= limit:
+                return self._text(value)
+            margin = max(1024, self._max_secret + 16)
+            head_len = limit + 4 * margin
+            while head_len < len(value):
+                red = self._text(value[:head_len])
+                # Unredacted leftovers of a secret cut at head_len lie in red's last `margin` chars.
+                if len(red) - margin >= limit:
+                    return _cut(red, limit, total=len(value), consumed=head_len)
+                head_len *= 4
+            return _cut(self._text(value), limit)
+        except Exception as exc:
+            report_once(f"redact.error:{type(exc).__name__}", "otel-agent-trace: redaction failed: %r", exc)
+            return marker("error")
 
-    def redact(self, value: Any, _depth: int = 0) -> Any:
-        """Redact a nested value: strings, dict values under secret-looking keys, lists."""
+    def _value(self, value: Any, depth: int) -> Any:
         if isinstance(value, str):
-            return self.redact_text(value)
-        if _depth > 32:
+            return self._text(value)
+        if value is None or isinstance(value, (bool, int, float)):
             return value
+        if depth > 32:
+            return marker("too_deep")
         if isinstance(value, dict):
             out = {}
             for key, item in value.items():
-                if isinstance(key, str) and _SECRET_KEY_RE.search(key) and _is_scalar_secret(item):
-                    out[key] = item if item in self._allow else marker(f"key:{key}")
-                else:
-                    out[key] = self.redact(item, _depth + 1)
+                if isinstance(key, str):
+                    secret, numeric = _key_verdict(key)
+                    if secret:
+                        item = self._under_secret_key(key, item, numeric, depth)
+                        out[self._text(key)] = item
+                        continue
+                    key = self._text(key)
+                out[key] = self._value(item, depth + 1)
             return out
-        if isinstance(value, (list, tuple)):
-            return [self.redact(item, _depth + 1) for item in value]
-        return value
+        if isinstance(value, list):
+            return [self._value(item, depth + 1) for item in value]
+        if isinstance(value, tuple):
+            return tuple(self._value(item, depth + 1) for item in value)
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            return value  # written as a size and hash, never as content
+        from otel_agent_trace import session_format as fmt
+
+        converted = fmt._default(value)
+        if converted is value:
+            return marker("object")
+        return self._value(converted, depth + 1)
+
+    def _under_secret_key(self, key: str, item: Any, numeric: bool, depth: int) -> Any:
+        if isinstance(item, str):
+            if not item or is_marker(item) or item in self._allow:
+                return item
+            return marker("key:" + key)
+        if item is None or isinstance(item, bool):
+            return item
+        if isinstance(item, (int, float)):
+            return marker("key:" + key) if numeric else item
+        if isinstance(item, (list, tuple)):
+            return [self._under_secret_key(key, i, numeric, depth + 1) for i in item]
+        if isinstance(item, dict):  # credentials: {...}: every leaf
+            return {k: self._under_secret_key(key, v, True, depth + 1) for k, v in item.items()}
+        if isinstance(item, (bytes, bytearray, memoryview)):
+            return item
+        return marker("key:" + key)
+
+    def _text(self, text: str) -> str:
+        if len(text) < 5 and not self._user:
+            return text
+        cache = self._cache
+        found = cache.get(text)
+        if found is not None:
+            return found
+        out = self._re.sub(self._replace, text)
+        for kind, pattern in self._user:
+            out = pattern.sub(lambda m, kind=kind: self._replace_user(m, kind), out)
+        if len(text) <= 4096:
+            if len(cache) >= 8192:
+                cache.clear()
+            cache[text] = out
+        return out
+
+    def _replace_user(self, m: re.Match[str], kind: str) -> str:
+        found = m.group(0)
+        if m.group("oat_marker") is not None or found in self._allow or not found:
+            return found
+        return kind
+
+    def _replace(self, m: re.Match[str]) -> str:
+        group = m.lastgroup
+        found = m.group(0)
+        if group == "marker":
+            return found
+        if group == "env":
+            return marker("env:" + self._env_names.get(found, "secret"))
+        if group == "home":
+            return "~"
+        if group in _TOKEN_GROUPS:
+            return found if found in self._allow else marker(_TOKEN_GROUPS[group])
+        if group == "bearer":
+            token = found[len(m.group("bearer_p")) :]
+            return found if token in self._allow else m.group("bearer_p") + marker("bearer")
+        if group == "userinfo":
+            return found if found[:-1] in self._allow else marker("userinfo") + "@"
+        if group == "cookie":
+            return m.group("cookie_p") + marker("key:cookie")
+        if group == "kv":
+            return self._keyed(m, "kv_k", "kv_v", quoted=False)
+        if group == "cli":
+            return self._keyed(m, "cli_k", "cli_v", quoted=True)
+        if group == "kva":
+            return self._keyed(m, "kva_k", "kva_v", quoted=True)
+        return found
+
+    def _keyed(self, m: re.Match[str], key_group: str, value_group: str, *, quoted: bool) -> str:
+        """A ``key <sep> value`` match: the value becomes a marker when the key is secret-looking;
+        otherwise the value is scanned like any other text."""
+        key = m.group(key_group)
+        value = m.group(value_group)
+        start = m.start(value_group) - m.start()
+        end = m.end(value_group) - m.start()
+        found = m.group(0)
+        name = key.lstrip("-")
+        secret = is_secret_key(name) or (
+            name.lower() == "key" and m.start() > 0 and m.string[m.start() - 1] in "?&;"
+        )
+        inner = value
+        quote = ""
+        if quoted and len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            quote, inner = value[0], value[1:-1]
+        if secret and inner and not is_marker(inner) and inner not in self._allow:
+            if _SCHEME_ONLY.fullmatch(inner):  # "Authorization: Bearer" alone: nothing to hide
+                return found
+            return found[:start] + quote + marker("key:" + name) + quote + found[end:]
+        return found[:start] + self._re.sub(self._replace, value) + found[end:]
 
 
-def _is_scalar_secret(value: Any) -> bool:
-    if isinstance(value, str):
-        return bool(value) and not value.startswith("<redacted")
-    return isinstance(value, (int, float, bytes)) and not isinstance(value, bool)
+_SCHEME_ONLY = re.compile(r"(?i:bearer|basic|token|digest)")
 
+
+def _cut(text: str, limit: int, total: int | None = None, consumed: int | None = None) -> str:
+    """The first ``limit`` characters, not ending inside a marker, with what was left out said."""
+    if len(text) <= limit and total is None:
+        return text
+    cut = min(limit, len(text))
+    opened = text.rfind("<", max(0, cut - 130), cut)
+    if opened != -1 and text.startswith("<redacted:", opened):
+        closed = text.find(">", opened)
+        if closed >= cut:
+            cut = closed + 1
+    rest = (len(text) - cut) + ((total or 0) - (consumed or 0))
+    return text[:cut] + (f"…[+{rest} chars]" if rest > 0 else "")
+
+
+# --- the process-wide redactor -------------------------------------------------------------
 
 _default: Redactor | None = None
+_default_lock = threading.Lock()
+_api_patterns: list[tuple[str | re.Pattern[str], str]] = []
+_api_allow: list[str] = []
 
 
 def get_redactor() -> Redactor:
-    """The process-wide redactor built from the environment and settings."""
+    """The process-wide redactor: environment, settings, and what the API added."""
     global _default
-    if _default is None:
-        from otel_agent_trace.settings import get_settings
+    current = _default
+    if current is not None:
+        return current
+    with _default_lock:
+        if _default is None:
+            from otel_agent_trace.settings import get_settings
 
-        settings = get_settings()
-        _default = Redactor(patterns=settings.redact_patterns, allow=settings.redact_allow)
-    return _default
+            settings = get_settings()
+            redactor = Redactor(allow=[*settings.redact_allow, *_api_allow])
+            for pattern in settings.redact_patterns:
+                redactor.add_pattern(pattern)
+            for pattern, kind in _api_patterns:
+                redactor.add_pattern(pattern, kind)
+            _default = redactor
+        return _default
 
 
 def reset_redactor(redactor: Redactor | None = None) -> None:
-    """Use ``redactor`` from now on (``None``: rebuild from the environment on next use)."""
+    """Use ``redactor`` from now on (``None``: rebuild from the environment and settings on next
+    use; patterns and allowed values added through the API are kept)."""
     global _default
     _default = redactor
 
 
+def add_pattern(pattern: str | re.Pattern[str], kind: str = "pattern") -> bool:
+    """Redact matches of a regular expression in all shareable output (→ ``<redacted:KIND>``)."""
+    _api_patterns.append((pattern, kind))
+    return get_redactor().add_pattern(pattern, kind)
+
+
+def allow(*values: str) -> None:
+    """Never redact these exact strings (or the values of the environment variables so named)."""
+    _api_allow.extend(values)
+    get_redactor().allow(*values)
+
+
 def redact(value: Any) -> Any:
+    """Redact a string or a nested JSON-like value with the process-wide redactor."""
     return get_redactor().redact(value)
+
+
+__all__ = [
+    "Redactor",
+    "add_pattern",
+    "allow",
+    "get_redactor",
+    "is_secret_key",
+    "is_secret_name",
+    "marker",
+    "redact",
+    "reset_redactor",
+]
