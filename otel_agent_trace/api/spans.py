@@ -17,6 +17,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Span
 
 from otel_agent_trace._internal import genai_spans as gs
+from otel_agent_trace._internal.ctx import detach_quietly
 from otel_agent_trace._internal.guard import never_raise
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -47,10 +48,7 @@ class SpanScope:
         if exc is not None:
             never_raise("record error")(gs.record_error)(self.span, exc)
         if self._token is not None:
-            try:
-                otel_context.detach(self._token)  # type: ignore[arg-type]
-            except Exception:
-                pass
+            detach_quietly(self._token)
             self._token = None
         self.span.end()
 

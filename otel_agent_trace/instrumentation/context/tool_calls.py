@@ -17,6 +17,7 @@ from opentelemetry.trace import Span
 
 from otel_agent_trace import semconv
 from otel_agent_trace._internal import genai_spans as gs
+from otel_agent_trace._internal.ctx import detach_quietly
 from otel_agent_trace._internal.guard import never_raise
 
 
@@ -55,10 +56,7 @@ class ToolCall:
     def exit(self) -> None:
         if self._token is not None:
             token, self._token = self._token, None
-            try:
-                otel_context.detach(token)  # type: ignore[arg-type]
-            except Exception:
-                pass
+            detach_quietly(token)
 
     @never_raise("tool call result")
     def finish(self, result: Any, *, error: str | None = None) -> None:

@@ -1,11 +1,25 @@
-"""Placeholder while it is being built."""
+"""``agent_trace_mcp``: an ``execute_tool`` span for every MCP ``ClientSession.call_tool``, and a
+``mcp.tools.list`` event (the tool names a server offered) where ``list_tools`` was called."""
+
+from __future__ import annotations
 
 from collections.abc import Collection
 from typing import Any
 
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
 
+from otel_agent_trace.instrumentation.context.patching import unwrap_own, wrap
+
 from .package import _instruments
+from .wrappers import call_tool_wrapper, list_tools_wrapper
+
+
+def _session_class() -> Any:
+    try:
+        from mcp.client.session import ClientSession
+    except ImportError:
+        return None
+    return ClientSession
 
 
 class MCPInstrumentor(BaseInstrumentor):
@@ -13,7 +27,16 @@ class MCPInstrumentor(BaseInstrumentor):
         return _instruments
 
     def _instrument(self, **kwargs: Any) -> None:
-        pass
+        cls = _session_class()
+        if cls is not None:
+            wrap(cls, "call_tool", call_tool_wrapper)
+            wrap(cls, "list_tools", list_tools_wrapper)
 
     def _uninstrument(self, **kwargs: Any) -> None:
-        pass
+        cls = _session_class()
+        if cls is not None:
+            unwrap_own(cls, "call_tool", call_tool_wrapper)
+            unwrap_own(cls, "list_tools", list_tools_wrapper)
+
+
+__all__ = ["MCPInstrumentor"]

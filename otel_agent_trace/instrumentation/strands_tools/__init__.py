@@ -1,11 +1,36 @@
-"""Placeholder while it is being built."""
+"""``agent_trace_strands_tools``: Strands Agents' own ``execute_tool`` spans, completed with the
+arguments and result (session content), the tool type and the import path of the tool."""
+
+from __future__ import annotations
 
 from collections.abc import Collection
 from typing import Any
 
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
 
+from otel_agent_trace.instrumentation.context.patching import unwrap_own, wrap
+
 from .package import _instruments
+from .wrappers import end_tool_call_span_wrapper, start_tool_call_span_wrapper, start_tool_telemetry_wrapper
+
+
+def _patches() -> list[tuple[Any, str, Any]]:
+    try:
+        from strands.telemetry.tracer import Tracer
+    except ImportError:
+        return []
+    patches: list[tuple[Any, str, Any]] = [
+        (Tracer, "start_tool_call_span", start_tool_call_span_wrapper),
+        (Tracer, "end_tool_call_span", end_tool_call_span_wrapper),
+    ]
+    try:  # private, for the tool object (import path); optional
+        from strands.tools.executors import _executor
+
+        if hasattr(_executor, "_start_tool_telemetry"):
+            patches.append((_executor, "_start_tool_telemetry", start_tool_telemetry_wrapper))
+    except ImportError:
+        pass
+    return patches
 
 
 class StrandsToolsInstrumentor(BaseInstrumentor):
@@ -13,7 +38,12 @@ class StrandsToolsInstrumentor(BaseInstrumentor):
         return _instruments
 
     def _instrument(self, **kwargs: Any) -> None:
-        pass
+        for owner, name, wrapper in _patches():
+            wrap(owner, name, wrapper)
 
     def _uninstrument(self, **kwargs: Any) -> None:
-        pass
+        for owner, name, wrapper in _patches():
+            unwrap_own(owner, name, wrapper)
+
+
+__all__ = ["StrandsToolsInstrumentor"]

@@ -1,0 +1,86 @@
+"""``ClientSession.call_tool`` as an ``execute_tool`` span; ``list_tools`` as the offer it came from.
+
+MCP carries no tool-call id of its own: a call made inside a framework's tool span of the same
+name (LangChain MCP adapters, Strands' MCP tools, ``with oat.tool(name, call_id=...)``) joins that
+span, which has the model's id; a bare ``call_tool`` has none.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from opentelemetry import trace
+
+from otel_agent_trace._internal import sink
+from otel_agent_trace._internal.guard import never_raise
+from otel_agent_trace.instrumentation.context.tool_calls import ToolCall, start_tool_call
+
+MCP_METHOD_NAME = "mcp.method.name"
+TOOLS_OFFERED = "agent_trace.tools.offered"
+TOOLS_LIST_EVENT = "mcp.tools.list"
+_CACHE = "_oat_tools"
+
+
+def _arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[str, Any]:
+    name = kwargs.get("name", args[0] if args else "tool")
+    arguments = kwargs.get("arguments", args[1] if len(args) > 1 else None)
+    return str(name), arguments
+
+
+@never_raise("mcp call_tool start", default=None)
+def _start(session: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> ToolCall | None:
+    name, arguments = _arguments(args, kwargs)
+    offered = getattr(session, _CACHE, None) or {}
+    return start_tool_call(
+        name,
+        tool_type="extension",
+        description=offered.get(name),
+        arguments=arguments,
+        attributes={MCP_METHOD_NAME: "tools/call"},
+    )
+
+
+def _result(result: Any) -> tuple[Any, str | None]:
+    """What the server answered, and ``tool_error`` when it reported the call as failed."""
+    dump = getattr(result, "model_dump", None)
+    value = dump(mode="json", exclude_none=True) if callable(dump) else result
+    return value, ("tool_error" if getattr(result, "isError", False) else None)
+
+
+async def call_tool_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    call = _start(instance, args, kwargs)
+    if call is None:
+        return await wrapped(*args, **kwargs)
+    call.enter()
+    try:
+        result = await wrapped(*args, **kwargs)
+    except BaseException as exc:
+        call.fail(exc)
+        raise
+    value, error = never_raise("mcp result", default=(None, None))(_result)(result)
+    call.finish(value, error=error)
+    return result
+
+
+@never_raise("mcp list_tools")
+def _remember(session: Any, result: Any) -> None:
+    tools = list(getattr(result, "tools", None) or [])
+    cache = getattr(session, _CACHE, None)
+    if cache is None:
+        cache = {}
+        setattr(session, _CACHE, cache)
+    for tool in tools:
+        cache[str(tool.name)] = getattr(tool, "description", None) or ""
+    span = trace.get_current_span()
+    if not span.is_recording() or not tools:
+        return
+    attrs = {TOOLS_OFFERED: [str(t.name) for t in tools], MCP_METHOD_NAME: "tools/list"}
+    rec = sink.active()
+    if rec is None or not rec.record_event(span, TOOLS_LIST_EVENT, attrs):
+        span.add_event(TOOLS_LIST_EVENT, attrs)
+
+
+async def list_tools_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    result = await wrapped(*args, **kwargs)
+    _remember(instance, result)
+    return result
