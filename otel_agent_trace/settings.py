@@ -34,6 +34,8 @@ ENV_SYS_EVENTS_PER_SPAN = "AGENT_TRACE_SYS_EVENTS_PER_SPAN"
 ENV_SYSTEM_LAYER = "AGENT_TRACE_SYSTEM_LAYER"
 ENV_REDACT_PATTERNS = "AGENT_TRACE_REDACT_PATTERNS"
 ENV_REDACT_ALLOW = "AGENT_TRACE_REDACT_ALLOW"
+ENV_TRACE_PATH = "AGENT_TRACE_TRACE_PATH"
+ENV_CHECKPOINT_PATH = "AGENT_TRACE_CHECKPOINT_PATH"
 ENV_CAPTURE_CONTENT = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -70,6 +72,16 @@ def _int(env: Mapping[str, str], name: str, default: int, minimum: int = 0) -> i
 
 def _list(env: Mapping[str, str], name: str) -> tuple[str, ...]:
     raw = env.get(name, "")
+    if raw.strip().startswith("["):  # a JSON list, for items that contain commas (regexes)
+        import json
+
+        try:
+            items = json.loads(raw)
+        except ValueError:
+            raise SettingsError(f"{name}: not a JSON list of strings") from None
+        if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+            raise SettingsError(f"{name}: not a JSON list of strings")
+        return tuple(i for i in items if i)
     return tuple(part.strip() for part in raw.split(",") if part.strip())
 
 
@@ -82,6 +94,23 @@ def parse_tiers(raw: str) -> tuple[str, ...]:
     bad = [t for t in tiers if t not in TIERS]
     if bad or not tiers:
         raise SettingsError(f"{ENV_TIER}={raw!r}: expected trace, checkpoint or both")
+    return tiers
+
+
+def tiers_for_paths(raw: str, trace_path: Path | None, checkpoint_path: Path | None) -> tuple[str, ...]:
+    """The tiers to record: ``AGENT_TRACE_TIER`` if set, else the tiers given a path (else trace).
+    One file asked for both tiers, or a path for a tier not recorded, is an error."""
+    if trace_path is not None and checkpoint_path is not None:
+        from opentelemetry.exporter.agent_session._tiers import check_tier_paths
+
+        check_tier_paths(trace_path, checkpoint_path, f"{ENV_TRACE_PATH} and {ENV_CHECKPOINT_PATH}")
+    with_paths = tuple(t for t, p in zip(TIERS, (trace_path, checkpoint_path), strict=True) if p is not None)
+    if not (raw or "").strip():
+        return with_paths or (TIER_TRACE,)
+    tiers = parse_tiers(raw)
+    for tier, var in zip(TIERS, (ENV_TRACE_PATH, ENV_CHECKPOINT_PATH), strict=True):
+        if tier in with_paths and tier not in tiers:
+            raise SettingsError(f"{var} is set but {ENV_TIER}={raw!r} does not record the {tier} tier")
     return tiers
 
 
@@ -117,14 +146,20 @@ class Settings:
     capture_content: str = CONTENT_NONE
     redact_patterns: tuple[str, ...] = ()
     redact_allow: tuple[str, ...] = ()
+    trace_path: Path | None = None
+    checkpoint_path: Path | None = None
     extra: dict[str, str] = field(default_factory=dict, compare=False)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if env is None else env
+        trace_path = Path(env[ENV_TRACE_PATH]) if env.get(ENV_TRACE_PATH) else None
+        checkpoint_path = Path(env[ENV_CHECKPOINT_PATH]) if env.get(ENV_CHECKPOINT_PATH) else None
         return cls(
             directory=Path(env.get(ENV_DIR) or "agent-sessions"),
-            tiers=parse_tiers(env.get(ENV_TIER, "")),
+            tiers=tiers_for_paths(env.get(ENV_TIER, ""), trace_path, checkpoint_path),
+            trace_path=trace_path,
+            checkpoint_path=checkpoint_path,
             fsync=_flag(env, ENV_FSYNC, False),
             write_zip=_flag(env, ENV_ZIP, True),
             auto_session=_flag(env, ENV_AUTO_SESSION, True),

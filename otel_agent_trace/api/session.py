@@ -45,12 +45,20 @@ class Session:
         tier: str | None = None,
         metadata: dict[str, Any] | None = None,
         settings: Settings | None = None,
+        trace_path: str | Path | None = None,
+        checkpoint_path: str | Path | None = None,
     ):
         base = settings or get_settings()
         changes: dict[str, Any] = {}
         if directory is not None:
             changes["directory"] = Path(directory)
-        if tier is not None:
+        if trace_path is not None or checkpoint_path is not None:  # one file per tier, never one for both
+            from otel_agent_trace.settings import tiers_for_paths
+
+            changes["trace_path"] = Path(trace_path) if trace_path is not None else None
+            changes["checkpoint_path"] = Path(checkpoint_path) if checkpoint_path is not None else None
+            changes["tiers"] = tiers_for_paths(tier or "", changes["trace_path"], changes["checkpoint_path"])
+        elif tier is not None:
             changes["tiers"] = parse_tiers(tier)
         self.settings = base.with_(**changes) if changes else base
         self.name = name

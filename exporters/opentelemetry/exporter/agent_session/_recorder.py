@@ -20,7 +20,7 @@ from otel_agent_trace._version import __version__
 from otel_agent_trace.redaction import get_redactor
 from otel_agent_trace.settings import TIER_CHECKPOINT, Settings, get_settings
 
-from ._tiers import MESSAGE_KEYS, TierPolicy
+from ._tiers import MESSAGE_KEYS, TierPolicy, prepare_directory, tier_file
 from ._writer import TierWriter
 
 _SYS_PREFIXES = ("http.", "url.", "process.", "file.", "db.", "rpc.", "server.", "network.", "messaging.")
@@ -116,13 +116,13 @@ class SessionRecorder:
                 return self
             self._started = True
             self.started_ns = time.time_ns()
-            private = TIER_CHECKPOINT in self.settings.tiers
-            with own_io():
-                self.directory.mkdir(parents=True, exist_ok=True, mode=0o700 if private else 0o777)
             redactor = get_redactor()
             prefix_salt = self.child_tag or ""
             for tier in self.settings.tiers:
-                path = self.directory / fmt.session_file_name(self.session_id, tier, self.child_tag)
+                default = self.directory / fmt.session_file_name(self.session_id, tier, self.child_tag)
+                path = tier_file(self.settings, tier, default, child=self.is_child)
+                with own_io():
+                    prepare_directory(path.parent, tier == TIER_CHECKPOINT)
                 prefix = fmt.entry_prefix(
                     self.session_id, prefix_salt + ("" if tier == "trace" else "/" + tier)
                 )
@@ -267,7 +267,7 @@ class SessionRecorder:
                 "trace_id": trace_hex,
                 "span_id": span_hex,
                 "duration_ns": (span.end_time or 0) - (span.start_time or 0),
-                "status": _status(span),
+                "status": tier.policy.value(_status(span)),
             }
             if attrs:
                 fields["attributes"] = tier.policy.attributes(attrs)
@@ -292,7 +292,7 @@ class SessionRecorder:
             "type": fmt.SPAN_EVENT,
             "layer": fmt.LAYER_SYS if name.startswith(("file.", "process.", "http.", "network.")) else layer,
             "ts": ts,
-            "name": name,
+            "name": tier.policy.text(name),
             "trace_id": trace_hex,
             "span_id": span_hex,
         }

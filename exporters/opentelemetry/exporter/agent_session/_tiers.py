@@ -1,22 +1,30 @@
-"""What each fidelity tier keeps of the same recording.
+"""What each fidelity tier keeps of the same recording, and where its files may live.
 
-* ``trace`` (shareable): redacted; message text reduced to its length and SHA-256 unless content
-  capture is on; tool arguments and results as bounded previews.
-* ``checkpoint`` (private, 0600): everything, unredacted, so a run can be resumed.
+* ``trace`` (shareable, the default): redacted; message text reduced to its length and SHA-256
+  unless content capture is on; tool arguments and results as bounded, redacted previews.
+* ``checkpoint`` (private): everything, unredacted (redaction would corrupt resumed context);
+  files ``0600``, directories we create ``0700``.
 """
 
 from __future__ import annotations
 
+import os
+import stat
+from pathlib import Path
 from typing import Any
 
 from otel_agent_trace import session_format as fmt
+from otel_agent_trace._internal.guard import report_once
 from otel_agent_trace.redaction import Redactor
-from otel_agent_trace.settings import TIER_CHECKPOINT, Settings
+from otel_agent_trace.settings import TIER_CHECKPOINT, Settings, SettingsError
 
 # Content keys that are conversation messages (stored once each as ``message`` entries).
 MESSAGE_KEYS = ("input_messages", "output_messages")
 # Content keys that are message-like text: reduced to chars + sha256 in the trace tier.
 TEXT_KEYS = frozenset({"system_instructions", "system_prompt", "last_query", "last_result"})
+
+FILE_MODE = {"trace": 0o644, TIER_CHECKPOINT: 0o600}
+PRIVATE_DIR_MODE = 0o700
 
 
 def _preview(value: Any, limit: int) -> Any:
@@ -62,6 +70,12 @@ class TierPolicy:
             return value
         return self._redactor.redact(value)
 
+    def preview(self, value: Any) -> Any:
+        """A bounded preview, redacted before it is cut (a secret cut in half cannot leak)."""
+        if self._redactor is None:
+            return _preview(value, self._limit)
+        return self._redactor.redact_preview(value, self._limit)
+
     # Content ------------------------------------------------------------------------------
 
     def message(self, message: dict[str, Any], digest: str) -> dict[str, Any]:
@@ -84,25 +98,102 @@ class TierPolicy:
     def _tool_calls(self, calls: Any) -> Any:
         # Names and ids are needed to link tool spans; arguments only as previews.
         if not isinstance(calls, list):
-            return self.value(_preview(calls, self._limit))
+            return self.preview(calls)
         out = []
         for call in calls:
             if isinstance(call, dict):
                 out.append(
-                    {
-                        k: (self.value(_preview(v, self._limit)) if k == "arguments" else v)
-                        for k, v in call.items()
-                    }
+                    {k: (self.preview(v) if k == "arguments" else self.value(v)) for k, v in call.items()}
                 )
             else:
-                out.append(self.value(_preview(call, self._limit)))
+                out.append(self.preview(call))
         return out
 
     def content_value(self, key: str, value: Any) -> Any:
         if self.full:
             return value
-        if key in TEXT_KEYS and not self._keep_text:
+        if key in TEXT_KEYS:
+            if self._keep_text:
+                return self.value(value)
             if value is None:
                 return None
             return {"chars": fmt.content_chars(value), "sha256": fmt.content_sha256(value)}
-        return self.value(_preview(value, self._limit))
+        return self.preview(value)
+
+
+# --- files and directories ---------------------------------------------------------------------
+
+
+def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Whether two paths name the same file (also through symlinks, ``..`` and hard links)."""
+    pa, pb = Path(a).expanduser(), Path(b).expanduser()
+    try:
+        if pa.exists() and pb.exists():
+            return os.path.samefile(pa, pb)
+    except OSError:
+        pass
+    return os.path.realpath(pa) == os.path.realpath(pb)
+
+
+def check_tier_paths(trace_path: Any, checkpoint_path: Any, where: str = "") -> None:
+    """Reject one file asked for both tiers: the shareable trace would gain the full conversation."""
+    if trace_path is None or checkpoint_path is None:
+        return
+    if same_file(trace_path, checkpoint_path):
+        names = where or "the trace and checkpoint paths"
+        raise SettingsError(
+            f"{names} name the same file ({checkpoint_path}): the shareable, redacted trace tier and "
+            "the private, complete checkpoint tier must be written to two different files"
+        )
+
+
+def prepare_directory(directory: Path, private: bool) -> bool:
+    """Create ``directory`` (``0700``: sessions hold what agents did). A directory that already
+    exists keeps its mode; when it is open to others and ``private`` files go there, say so once.
+    Returns whether the directory was created."""
+    created = not directory.exists()
+    directory.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR_MODE)
+    if private and not created:
+        try:
+            mode = stat.S_IMODE(directory.stat().st_mode)
+        except OSError:
+            return created
+        if mode & 0o077:
+            report_once(
+                f"private-dir:{directory}",
+                "otel-agent-trace: checkpoint files are private (0600) but %s is open to others "
+                "(mode %04o), so their names are visible; `chmod 700 %s` to close it",
+                directory,
+                mode,
+                directory,
+            )
+    return created
+
+
+def file_tier(path: str | os.PathLike[str]) -> str | None:
+    """The tier a session file says it is (its first entry), for forks and exports: a copy of a
+    checkpoint file must stay marked checkpoint and private (``0600``)."""
+    try:
+        with open(path, "rb") as stream:
+            first = stream.readline()
+        entry = fmt.loads(first)
+    except (OSError, ValueError):
+        return None
+    tier = entry.get("tier") if isinstance(entry, dict) else None
+    return tier if isinstance(tier, str) else None
+
+
+def mode_for(tier: str | None) -> int:
+    """File mode for a file of this tier (unknown tiers are treated as private)."""
+    return FILE_MODE.get(tier or "", 0o600)
+
+
+def tier_file(settings: Settings, tier: str, default: Path, *, child: bool = False) -> Path:
+    """The file of one tier: its explicit path (``AGENT_TRACE_TRACE_PATH`` /
+    ``AGENT_TRACE_CHECKPOINT_PATH``, ``session(trace_path=…)``) or ``default``. A child process
+    writes its own file beside the parent's, never into the parent's file."""
+    explicit = settings.checkpoint_path if tier == TIER_CHECKPOINT else settings.trace_path
+    if explicit is None:
+        return default
+    explicit = Path(explicit).expanduser()
+    return explicit.parent / default.name if child else explicit

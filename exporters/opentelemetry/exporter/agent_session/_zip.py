@@ -133,6 +133,10 @@ def export_zip(recorder: SessionRecorder, writer: TierWriter) -> Path:
             "metadata": recorder.user_metadata,
             "export_time": time.strftime("%Y-%m-%dT%H:%M:%S"),
         }
+        if tier != "checkpoint":  # shareable: the session name and user metadata are redacted too
+            from otel_agent_trace.redaction import get_redactor
+
+            metadata = get_redactor().redact(metadata)
         resume = _resume_state(snapshots, last_raw, tier)
         tmp = directory / f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if tier == "checkpoint" else 0o644)
