@@ -1,5 +1,11 @@
 """Forwarding to OTLP backends: the stream is shareable, so spans are redacted on the way out,
-and a backend that is down is counted and reported once, never raised."""
+and a backend that is down is counted and reported once, never raised.
+
+Every exporter our configurator sets up other than the session files (``otlp``, ``console``, …)
+is wrapped, so spans of any instrumentation, ours or a third party's, are redacted alike. Message
+content reaches spans only when ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` allows it
+(and is then redacted like everything else).
+"""
 
 from __future__ import annotations
 
@@ -7,28 +13,39 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+from opentelemetry.trace import Link, Status
 
 from otel_agent_trace._internal.guard import logger, own_io, report_once
 from otel_agent_trace.redaction import Redactor, get_redactor
 
 
-def redact_span(span: ReadableSpan, redactor: Redactor) -> ReadableSpan:
-    """A copy of ``span`` with name, attributes, events and status description redacted."""
+def redact_span(
+    span: ReadableSpan, redactor: Redactor, resources: dict[int, Any] | None = None
+) -> ReadableSpan:
+    """A copy of ``span`` with its name, attributes, events, links, status description and
+    resource attributes redacted (``resources`` caches redacted resources by identity)."""
     attrs = span.attributes
-    events = span.events
     return ReadableSpan(
         name=redactor.redact_text(span.name),
         context=span.context,
         parent=span.parent,
-        resource=span.resource,
+        resource=_redacted_resource(span.resource, redactor, resources),
         attributes=redactor.redact(dict(attrs)) if attrs else attrs,
         events=[
-            Event(e.name, redactor.redact(dict(e.attributes)) if e.attributes else e.attributes, e.timestamp)
-            for e in events
+            Event(
+                redactor.redact_text(e.name),
+                redactor.redact(dict(e.attributes)) if e.attributes else e.attributes,
+                e.timestamp,
+            )
+            for e in span.events
         ],
-        links=span.links,
+        links=[
+            Link(link.context, redactor.redact(dict(link.attributes))) if link.attributes else link
+            for link in span.links
+        ],
         kind=span.kind,
         status=_redacted_status(span, redactor),
         start_time=span.start_time,
@@ -37,12 +54,27 @@ def redact_span(span: ReadableSpan, redactor: Redactor) -> ReadableSpan:
     )
 
 
+def _redacted_resource(resource: Any, redactor: Redactor, cache: dict[int, Any] | None) -> Any:
+    if resource is None or not resource.attributes:
+        return resource
+    key = id(resource)
+    if cache is not None:
+        found = cache.get(key)
+        if found is not None and found[0] is resource:
+            return found[1]
+    redacted = redactor.redact(dict(resource.attributes))
+    out = resource if redacted == dict(resource.attributes) else Resource(redacted, resource.schema_url)
+    if cache is not None:
+        if len(cache) > 64:
+            cache.clear()
+        cache[key] = (resource, out)
+    return out
+
+
 def _redacted_status(span: ReadableSpan, redactor: Redactor) -> Any:
     status = span.status
     if not status.description:
         return status
-    from opentelemetry.trace import Status
-
     return Status(status.status_code, redactor.redact_text(status.description))
 
 
@@ -55,14 +87,19 @@ class ShareableSpanExporter(SpanExporter):
         self.failed_spans = 0
         self.exported_spans = 0
         self._lock = threading.Lock()
+        self._resources: dict[int, Any] = {}
+        self._in_flight = 0
+        self._told = 0  # spans lost when the user was last told (one warning, a tally only if more)
+        self.pending: Any = None  # set by the batch processor: () -> spans it never handed over
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         redactor = self._redactor or get_redactor()
         try:
-            shareable = [redact_span(s, redactor) for s in spans]
+            shareable = [redact_span(s, redactor, self._resources) for s in spans]
         except Exception as exc:
             report_once("forward.redact", "otel-agent-trace: redaction failed, spans not forwarded: %r", exc)
             return SpanExportResult.FAILURE
+        self._in_flight = len(spans)
         try:
             with own_io():
                 result = self.inner.export(shareable)
@@ -70,16 +107,23 @@ class ShareableSpanExporter(SpanExporter):
             result = SpanExportResult.FAILURE
             report_once("forward.raise", "otel-agent-trace: the OTLP exporter raised: %r", exc)
         with self._lock:
+            self._in_flight = 0
             if result is SpanExportResult.SUCCESS:
                 self.exported_spans += len(spans)
             else:
                 self.failed_spans += len(spans)
-        if result is not SpanExportResult.SUCCESS:
-            report_once(
-                "forward.failed",
-                "otel-agent-trace: could not forward spans to the OTLP backend (%s); the local session "
-                "is complete. Failures are counted and reported again at exit.",
+            first = result is not SpanExportResult.SUCCESS and not self._told
+            if first:
+                self._told = self.failed_spans
+        if first:
+            from ._quiet import last_reason
+
+            logger.warning(
+                "otel-agent-trace: could not forward %d span(s) to the OTLP backend (%s: %s); the local "
+                "session is complete. Later failures are counted and reported at exit.",
+                len(spans),
                 type(self.inner).__name__,
+                last_reason() or "export failed",
             )
         return result
 
@@ -88,10 +132,20 @@ class ShareableSpanExporter(SpanExporter):
             with own_io():
                 self.inner.shutdown()
         finally:
-            if self.failed_spans:
+            pending = 0
+            if self.pending is not None:
+                try:
+                    pending = int(self.pending())
+                except Exception:
+                    pending = 0
+            with self._lock:
+                lost = self.failed_spans + self._in_flight + pending
+                told, self._told = self._told, max(self._told, lost, 1)  # an export still running stays quiet
+            if lost > told:  # nothing new since the first warning: say nothing more
                 logger.warning(
-                    "otel-agent-trace: %d span(s) were not forwarded to the OTLP backend (%d were).",
-                    self.failed_spans,
+                    "otel-agent-trace: %d span(s) were not forwarded to the OTLP backend (%d were); "
+                    "the local session is complete.",
+                    lost,
                     self.exported_spans,
                 )
 
