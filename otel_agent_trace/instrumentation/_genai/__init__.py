@@ -1,0 +1,1 @@
+"""What every model-call instrumentation shares: the model span, stream proxies, patching."""

@@ -1,0 +1,105 @@
+"""Generic sync/async wrappers for a model API method described by a :class:`CallSpec`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from otel_agent_trace._internal.guard import report_once
+from otel_agent_trace.instrumentation._genai import model_call as mc
+from otel_agent_trace.instrumentation._genai.streams import AsyncStreamProxy, StreamProxy
+
+
+class CallSpec:
+    """How to read one API method: its request, its response and its stream items.
+
+    Subclasses implement ``request`` (model, span attributes, stream flag), ``input``
+    (messages, system, tool definitions), ``result`` (a :class:`ModelResult` from a response)
+    and ``accumulator`` (an object with ``observe(item)`` / ``result()`` for streams).
+    """
+
+    provider = ""
+    operation = "chat"
+    to_semconv: Callable[[list[Any]], list[dict[str, Any]]] | None = None
+
+    def request(self, kwargs: dict[str, Any]) -> tuple[str | None, dict[str, Any], bool]:
+        raise NotImplementedError
+
+    def input(self, kwargs: dict[str, Any]) -> tuple[list[Any], Any, Any]:
+        raise NotImplementedError
+
+    def result(self, response: Any) -> mc.ModelResult:
+        raise NotImplementedError
+
+    def accumulator(self) -> Any:
+        raise NotImplementedError
+
+    def is_stream(self, response: Any) -> bool:
+        raise NotImplementedError
+
+    # -- shared steps (never raise) ------------------------------------------------------------
+
+    def begin(self, kwargs: dict[str, Any]) -> mc.ModelCall | None:
+        try:
+            model, params, stream = self.request(kwargs)
+            call = mc.begin(self.provider, self.operation, model, params, stream=stream)
+            if call is not None and call.wants_content:
+                messages, system, tools = self.input(kwargs)
+                call.set_input(messages, system, tools, type(self).to_semconv)
+            return call
+        except Exception as exc:
+            report_once(
+                f"begin:{self.provider}:{type(exc).__name__}", "otel-agent-trace: %s: %r", self.provider, exc
+            )
+            return None
+
+    def finish(self, call: mc.ModelCall, response: Any, *, is_async: bool) -> Any:
+        """The value to hand back: the response itself, or a stream proxy around it."""
+        try:
+            if self.is_stream(response):
+                proxy = AsyncStreamProxy if is_async else StreamProxy
+                return proxy(response, call, self.accumulator())
+            call.finish(self.result(response))
+        except Exception as exc:
+            report_once(
+                f"finish:{self.provider}:{type(exc).__name__}", "otel-agent-trace: %s: %r", self.provider, exc
+            )
+            if not call.ended:
+                call.finish(mc.ModelResult())
+        return response
+
+
+def sync_wrapper(spec: CallSpec) -> Callable[..., Any]:
+    def wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        call = spec.begin(kwargs)
+        if call is None:
+            return wrapped(*args, **kwargs)
+        token = call.activate()
+        try:
+            response = wrapped(*args, **kwargs)
+        except BaseException as exc:
+            call.deactivate(token)
+            call.fail(exc)
+            raise
+        call.deactivate(token)
+        return spec.finish(call, response, is_async=False)
+
+    return wrapper
+
+
+def async_wrapper(spec: CallSpec) -> Callable[..., Any]:
+    async def wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        call = spec.begin(kwargs)
+        if call is None:
+            return await wrapped(*args, **kwargs)
+        token = call.activate()
+        try:
+            response = await wrapped(*args, **kwargs)
+        except BaseException as exc:
+            call.deactivate(token)
+            call.fail(exc)
+            raise
+        call.deactivate(token)
+        return spec.finish(call, response, is_async=True)
+
+    return wrapper

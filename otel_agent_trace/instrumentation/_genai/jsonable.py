@@ -1,0 +1,60 @@
+"""Turning SDK objects (pydantic models, ``Omit`` sentinels, iterables) into plain JSON values."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def is_given(value: Any) -> bool:
+    """False for the SDKs' ``NOT_GIVEN`` / ``omit`` sentinels and ``None``."""
+    if value is None:
+        return False
+    name = type(value).__name__
+    return name not in ("NotGiven", "Omit")
+
+
+def jsonable(value: Any, depth: int = 0) -> Any:
+    """A JSON-compatible copy: pydantic models dumped without ``None`` fields, sentinels dropped."""
+    if isinstance(value, _SCALARS):
+        return value
+    if depth > 40:
+        return repr(value)
+    if isinstance(value, dict):
+        return {str(k): jsonable(v, depth + 1) for k, v in value.items() if is_given(v) or v is None}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v, depth + 1) for v in value]
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        try:
+            return jsonable(dump(exclude_none=True, mode="json"), depth + 1)
+        except TypeError:
+            return jsonable(dump(), depth + 1)
+    if isinstance(value, (bytes, bytearray)):
+        return {"type": "bytes", "size": len(value)}
+    if hasattr(value, "__iter__") and not isinstance(value, (str, bytes)):
+        try:
+            return [jsonable(v, depth + 1) for v in value]
+        except TypeError:
+            pass
+    return repr(value)
+
+
+def text_of(content: Any) -> str | None:
+    """The text of a message content (a string, or a list of text parts of any of the SDKs)."""
+    if content is None:
+        return None
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            if isinstance(part, str):
+                texts.append(part)
+            elif isinstance(part, dict):
+                text = part.get("text")
+                if isinstance(text, str):
+                    texts.append(text)
+        return "".join(texts) if texts else None
+    return None

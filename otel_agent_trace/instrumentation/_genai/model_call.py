@@ -1,0 +1,384 @@
+"""One model call: its CLIENT span (``{operation} {model}``), its content and its snapshot.
+
+Every model instrumentation (OpenAI, Anthropic, LangChain chat models, Strands) goes through
+:func:`begin` so all model spans have one shape. One model call makes one model span:
+
+* inside a model span that one of our framework instrumentations *claimed* (a LangChain chat
+  model span, a Strands ``chat`` span), an SDK call makes no span of its own: the framework
+  span already describes the call and records its content;
+* inside another package's model span (a peer instrumentation wrapped the SDK around us), we
+  make no span either but *adopt* that span: its content and snapshot still reach the session;
+* otherwise the span is ours.
+
+Full content goes to the session recorder (``attach_content``), never onto the span, unless
+``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` asks for it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled
+from opentelemetry.trace import Span, SpanKind
+
+from otel_agent_trace import semconv
+from otel_agent_trace._internal import genai_spans as gs
+from otel_agent_trace._internal import sink
+from otel_agent_trace._internal.guard import report_once
+from otel_agent_trace.instrumentation._genai.jsonable import text_of
+from otel_agent_trace.settings import get_settings
+
+MODEL_OPERATIONS = frozenset({semconv.OP_CHAT, semconv.OP_TEXT_COMPLETION, semconv.OP_GENERATE_CONTENT})
+DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+TOOL_CALL_EVENT = "gen_ai.tool.call"
+
+_claimed: set[int] = set()
+
+
+def claim(span: Span) -> None:
+    """Mark a model span whose content a framework instrumentation records (SDK calls under it
+    make no span and record nothing)."""
+    _claimed.add(span.get_span_context().span_id)
+
+
+def release(span: Span) -> None:
+    _claimed.discard(span.get_span_context().span_id)
+
+
+def is_model_span(span: Any) -> bool:
+    attrs = getattr(span, "attributes", None)
+    if not attrs:
+        return False
+    if attrs.get(semconv.GEN_AI_OPERATION_NAME) in MODEL_OPERATIONS:
+        return True
+    # Peers that predate gen_ai.operation.name: OpenInference and OpenLLMetry.
+    return attrs.get("openinference.span.kind") == "LLM" or "llm.request.type" in attrs
+
+
+def _is_ours(span: Any) -> bool:
+    scope = getattr(span, "instrumentation_scope", None)
+    return scope is not None and scope.name == gs.SCOPE
+
+
+def json_text(value: Any) -> str:
+    return gs._json_text(value)
+
+
+class ModelResult:
+    """What a finished call returned (all optional)."""
+
+    __slots__ = (
+        "response_model",
+        "response_id",
+        "finish_reasons",
+        "input_tokens",
+        "output_tokens",
+        "cache_read_tokens",
+        "cache_creation_tokens",
+        "reasoning_tokens",
+        "output_messages",
+        "tool_calls",
+    )
+
+    def __init__(self) -> None:
+        self.response_model: str | None = None
+        self.response_id: str | None = None
+        self.finish_reasons: list[str] = []
+        self.input_tokens: int | None = None
+        self.output_tokens: int | None = None
+        self.cache_read_tokens: int | None = None
+        self.cache_creation_tokens: int | None = None
+        self.reasoning_tokens: int | None = None
+        self.output_messages: list[dict[str, Any]] = []
+        self.tool_calls: list[tuple[str | None, str | None]] = []  # (call id, tool name)
+
+
+class ModelCall:
+    """A started model call. ``mode`` is ``"own"`` (our span) or ``"adopt"`` (a peer's span)."""
+
+    __slots__ = (
+        "span",
+        "mode",
+        "provider",
+        "operation",
+        "model",
+        "name",
+        "started_ns",
+        "first_chunk_ns",
+        "input_messages",
+        "system",
+        "tool_definitions",
+        "to_semconv",
+        "snapshot",
+        "ended",
+    )
+
+    def __init__(self, span: Span, mode: str, provider: str, operation: str, model: str | None):
+        self.span = span
+        self.mode = mode
+        self.provider = provider
+        self.operation = operation
+        self.model = model
+        self.name = f"{operation} {model}" if model else operation
+        self.started_ns = time.monotonic_ns()
+        self.first_chunk_ns: int | None = None
+        self.input_messages: list[Any] = []
+        self.system: Any = None
+        self.tool_definitions: Any = None
+        self.to_semconv: Callable[[list[Any]], list[dict[str, Any]]] | None = None
+        self.snapshot = True
+        self.ended = False
+
+    # -- input ----------------------------------------------------------------------------------
+
+    @property
+    def wants_content(self) -> bool:
+        """Whether content is needed at all (a session records, or content capture is on)."""
+        return sink.active() is not None or get_settings().content_captured
+
+    def set_input(
+        self,
+        messages: list[Any],
+        system: Any = None,
+        tool_definitions: Any = None,
+        to_semconv: Callable[[list[Any]], list[dict[str, Any]]] | None = None,
+    ) -> None:
+        self.input_messages = messages
+        self.system = system
+        self.tool_definitions = tool_definitions
+        self.to_semconv = to_semconv
+
+    # -- context --------------------------------------------------------------------------------
+
+    def activate(self) -> object | None:
+        if self.mode != "own":
+            return None
+        return otel_context.attach(trace.set_span_in_context(self.span))
+
+    @staticmethod
+    def deactivate(token: object | None) -> None:
+        if token is not None:
+            try:
+                otel_context.detach(token)  # type: ignore[arg-type]
+            except Exception:
+                pass
+
+    def first_chunk(self) -> None:
+        if self.first_chunk_ns is None:
+            self.first_chunk_ns = time.monotonic_ns()
+            if self.mode == "own":
+                self.span.set_attribute(
+                    semconv.GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK, (self.first_chunk_ns - self.started_ns) / 1e9
+                )
+
+    # -- end ------------------------------------------------------------------------------------
+
+    def finish(self, result: ModelResult, *, abandoned: bool = False) -> None:
+        """Record the result and end the span (once)."""
+        if self.ended:
+            return
+        self.ended = True
+        span = self.span
+        try:
+            if self.mode == "own":
+                _set_result_attributes(span, result)
+                if abandoned:
+                    span.set_attribute(semconv.STREAM_ABANDONED, True)
+            self._record_content(result)
+        except Exception as exc:  # never into the agent
+            report_once(
+                f"model-finish:{type(exc).__name__}", "otel-agent-trace: recording a model call: %r", exc
+            )
+        finally:
+            if self.mode == "own":
+                span.end()
+
+    def fail(self, exc: BaseException, result: ModelResult | None = None) -> None:
+        """Record an error (status, ``error.type``, exception event) and end the span (once)."""
+        if self.ended:
+            return
+        self.ended = True
+        try:
+            if self.mode == "own":
+                if result is not None:
+                    _set_result_attributes(self.span, result)
+                gs.record_error(self.span, exc)
+            if self.input_messages:
+                self._record_content(result or ModelResult(), snapshot=False)
+        except Exception as err:
+            report_once(
+                f"model-fail:{type(err).__name__}", "otel-agent-trace: recording a model error: %r", err
+            )
+        finally:
+            if self.mode == "own":
+                self.span.end()
+
+    def _record_content(self, result: ModelResult, snapshot: bool = True) -> None:
+        rec = sink.active()
+        settings = get_settings()
+        span = self.span
+        if rec is not None and span.is_recording():
+            content: dict[str, Any] = {
+                "input_messages": self.input_messages,
+                "output_messages": result.output_messages,
+            }
+            if self.system is not None:
+                content["system_instructions"] = self.system
+            if self.tool_definitions:
+                content["tool_definitions"] = self.tool_definitions
+            rec.attach_content(span, content)
+            if snapshot and self.snapshot:
+                self._snapshot(rec, result)
+        if self.mode == "own" and settings.content_captured and span.is_recording():
+            self._content_on_span(result, settings.content_on_spans, settings.content_in_events)
+
+    def _snapshot(self, rec: Any, result: ModelResult) -> None:
+        record_snapshot(
+            rec,
+            self.name,
+            list(self.input_messages) + list(result.output_messages),
+            self.system,
+            self.input_messages,
+            result.output_messages,
+            {
+                "type": self.provider,
+                "model_id": result.response_model or self.model,
+                "provider": self.provider,
+            },
+            self.span,
+        )
+
+    def _content_on_span(self, result: ModelResult, on_span: bool, in_events: bool) -> None:
+        convert = self.to_semconv or (lambda messages: messages)
+        attrs: dict[str, str] = {
+            semconv.GEN_AI_INPUT_MESSAGES: json_text(convert(self.input_messages)),
+            semconv.GEN_AI_OUTPUT_MESSAGES: json_text(convert(result.output_messages)),
+        }
+        if self.system is not None:
+            system = self.system
+            if isinstance(system, str):
+                system = [{"type": "text", "content": system}]
+            attrs[semconv.GEN_AI_SYSTEM_INSTRUCTIONS] = json_text(system)
+        if self.tool_definitions:
+            attrs[semconv.GEN_AI_TOOL_DEFINITIONS] = json_text(self.tool_definitions)
+        if on_span:
+            self.span.set_attributes(attrs)
+        if in_events:
+            self.span.add_event(DETAILS_EVENT, attrs)
+
+
+def record_snapshot(
+    rec: Any,
+    name: str,
+    messages: list[Any],
+    system: Any,
+    input_messages: Sequence[Any],
+    output_messages: Sequence[Any],
+    model_info: dict[str, Any],
+    span: Any,
+) -> None:
+    """An automatic snapshot after a model turn (messages so far, system prompt, last query and
+    result). Messages are stored once each by the recorder, so snapshots stay small."""
+    rec.snapshot(
+        f"after {name}",
+        messages=messages,
+        system_prompt=_system_text(system),
+        last_query=last_user_text(input_messages),
+        last_result=_texts(output_messages),
+        model_info=model_info,
+        span=span if span is not None and span.is_recording() else None,
+        auto=True,
+    )
+
+
+def _system_text(system: Any) -> str | None:
+    if system is None:
+        return None
+    if isinstance(system, str):
+        return system
+    return text_of(system) or json_text(system)
+
+
+def last_user_text(messages: Sequence[Any]) -> str | None:
+    for message in reversed(messages):
+        if isinstance(message, dict) and message.get("role") in ("user", "human"):
+            text = text_of(message.get("content"))
+            if text:
+                return text
+    return None
+
+
+def _texts(messages: Sequence[Any]) -> str | None:
+    texts = []
+    for message in messages:
+        if isinstance(message, dict):
+            text = text_of(message.get("content"))
+            if text:
+                texts.append(text)
+    return "".join(texts) if texts else None
+
+
+def _set_result_attributes(span: Span, result: ModelResult) -> None:
+    if not span.is_recording():
+        return
+    attrs: dict[str, Any] = {}
+    for key, value in (
+        (semconv.GEN_AI_RESPONSE_MODEL, result.response_model),
+        (semconv.GEN_AI_RESPONSE_ID, result.response_id),
+        (semconv.GEN_AI_USAGE_INPUT_TOKENS, result.input_tokens),
+        (semconv.GEN_AI_USAGE_OUTPUT_TOKENS, result.output_tokens),
+        (semconv.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, result.cache_read_tokens),
+        (semconv.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS, result.cache_creation_tokens),
+        (semconv.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS, result.reasoning_tokens),
+    ):
+        if value is not None:
+            attrs[key] = value
+    if result.finish_reasons:
+        attrs[semconv.GEN_AI_RESPONSE_FINISH_REASONS] = [str(r) for r in result.finish_reasons]
+    if result.tool_calls:
+        attrs[semconv.TOOL_CALL_IDS] = [cid or "" for cid, _ in result.tool_calls]
+        attrs[semconv.TOOL_CALL_NAMES] = [name or "" for _, name in result.tool_calls]
+        for cid, name in result.tool_calls:
+            event: dict[str, Any] = {}
+            if name:
+                event[semconv.GEN_AI_TOOL_NAME] = name
+            if cid:
+                event[semconv.GEN_AI_TOOL_CALL_ID] = cid
+            span.add_event(TOOL_CALL_EVENT, event)
+    span.set_attributes(attrs)
+
+
+def begin(
+    provider: str,
+    operation: str,
+    model: str | None,
+    params: dict[str, Any] | None = None,
+    *,
+    stream: bool = False,
+) -> ModelCall | None:
+    """Start recording a model call, or ``None`` when this call must not be recorded here
+    (instrumentation suppressed, or a framework span of ours already describes it)."""
+    if not is_instrumentation_enabled():
+        return None
+    current = trace.get_current_span()
+    if current.is_recording() and is_model_span(current):
+        if _is_ours(current) or current.get_span_context().span_id in _claimed:
+            return None
+        return ModelCall(current, "adopt", provider, operation, model)
+    attrs: dict[str, Any] = {
+        semconv.GEN_AI_OPERATION_NAME: operation,
+        semconv.GEN_AI_PROVIDER_NAME: provider,
+    }
+    if model:
+        attrs[semconv.GEN_AI_REQUEST_MODEL] = model
+    if stream:
+        attrs[semconv.GEN_AI_REQUEST_STREAM] = True
+    if params:
+        attrs.update(params)
+    name = f"{operation} {model}" if model else operation
+    span = gs.tracer().start_span(name, kind=SpanKind.CLIENT, attributes=attrs)
+    return ModelCall(span, "own", provider, operation, model)

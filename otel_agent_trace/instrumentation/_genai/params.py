@@ -1,0 +1,63 @@
+"""Request parameters → ``gen_ai.request.*`` attributes, and small request readers (all SDKs)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from otel_agent_trace import semconv
+from otel_agent_trace.instrumentation._genai.jsonable import is_given
+
+_NUMERIC = (
+    ("temperature", semconv.GEN_AI_REQUEST_TEMPERATURE),
+    ("top_p", semconv.GEN_AI_REQUEST_TOP_P),
+    ("max_tokens", semconv.GEN_AI_REQUEST_MAX_TOKENS),
+    ("max_completion_tokens", semconv.GEN_AI_REQUEST_MAX_TOKENS),
+    ("max_output_tokens", semconv.GEN_AI_REQUEST_MAX_TOKENS),
+    ("frequency_penalty", semconv.GEN_AI_REQUEST_FREQUENCY_PENALTY),
+    ("presence_penalty", semconv.GEN_AI_REQUEST_PRESENCE_PENALTY),
+    ("seed", semconv.GEN_AI_REQUEST_SEED),
+    ("top_k", semconv.GEN_AI_REQUEST_TOP_K),
+)
+
+
+def request_params(kwargs: dict[str, Any]) -> dict[str, Any]:
+    attrs: dict[str, Any] = {}
+    for key, attr in _NUMERIC:
+        value = kwargs.get(key)
+        if is_given(value) and isinstance(value, (int, float)) and not isinstance(value, bool):
+            attrs[attr] = value
+    n = kwargs.get("n")
+    if is_given(n) and isinstance(n, int) and n != 1:
+        attrs[semconv.GEN_AI_REQUEST_CHOICE_COUNT] = n
+    stop = kwargs.get("stop", kwargs.get("stop_sequences"))
+    if is_given(stop):
+        if isinstance(stop, str):
+            attrs[semconv.GEN_AI_REQUEST_STOP_SEQUENCES] = [stop]
+        elif isinstance(stop, (list, tuple)):
+            attrs[semconv.GEN_AI_REQUEST_STOP_SEQUENCES] = [str(s) for s in stop]
+    return attrs
+
+
+def model_of(kwargs: dict[str, Any]) -> str | None:
+    model = kwargs.get("model")
+    return model if isinstance(model, str) else None
+
+
+def stream_flag(kwargs: dict[str, Any]) -> bool:
+    return kwargs.get("stream") is True
+
+
+def messages_list(value: Any) -> list[Any] | None:
+    """The messages when they are a list we may read (never consume a caller's iterator)."""
+    return list(value) if isinstance(value, (list, tuple)) else None
+
+
+def parse_arguments(arguments: Any) -> Any:
+    if isinstance(arguments, str):
+        try:
+            import json
+
+            return json.loads(arguments)
+        except ValueError:
+            return arguments
+    return arguments

@@ -1,0 +1,116 @@
+"""Anthropic Python SDK: ``messages.create`` (sync, async, ``stream=True``) and the
+``messages.stream(...)`` helper (whose request is made when it is entered).
+
+``opentelemetry-instrument`` loads this as ``agent_trace_anthropic``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
+
+from otel_agent_trace._internal.guard import report_once
+from otel_agent_trace.instrumentation._genai.calls import CallSpec, async_wrapper, sync_wrapper
+from otel_agent_trace.instrumentation._genai.model_call import is_model_span
+from otel_agent_trace.instrumentation._genai.streams import AsyncStreamProxy, StreamProxy
+from otel_agent_trace.instrumentation._genai.wrapping import Patches
+from otel_agent_trace.instrumentation.anthropic.package import _instruments
+
+_MODULE = "anthropic.resources.messages"
+_NATIVE = ("anthropic._base_client", "start_api_call_span")
+_SYNC_REQUEST = "_MessageStreamManager__api_request"
+_ASYNC_REQUEST = "_AsyncMessageStreamManager__api_request"
+
+
+def _stream_helper(spec: CallSpec, is_async: bool) -> Any:
+    """``messages.stream(...)`` returns a manager holding the request it makes on ``__enter__``;
+    we replace that request so the raw stream it opens goes through our stream proxy."""
+    attr = _ASYNC_REQUEST if is_async else _SYNC_REQUEST
+
+    def wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        manager = wrapped(*args, **kwargs)
+        try:
+            request = getattr(manager, attr, None)
+            if request is None:
+                return manager
+            if is_async:
+
+                async def opened() -> Any:
+                    call = spec.begin(dict(kwargs, stream=True))
+                    if call is None:
+                        return await request
+                    token = call.activate()
+                    try:
+                        raw = await request
+                    except BaseException as exc:
+                        call.deactivate(token)
+                        call.fail(exc)
+                        raise
+                    call.deactivate(token)
+                    return AsyncStreamProxy(raw, call, spec.accumulator())
+
+                setattr(manager, attr, opened())
+            else:
+
+                def opened_sync() -> Any:
+                    call = spec.begin(dict(kwargs, stream=True))
+                    if call is None:
+                        return request()
+                    token = call.activate()
+                    try:
+                        raw = request()
+                    except BaseException as exc:
+                        call.deactivate(token)
+                        call.fail(exc)
+                        raise
+                    call.deactivate(token)
+                    return StreamProxy(raw, call, spec.accumulator())
+
+                setattr(manager, attr, opened_sync)
+        except Exception as exc:
+            report_once("anthropic-stream", "otel-agent-trace: anthropic messages.stream: %r", exc)
+        return manager
+
+    return wrapper
+
+
+def _native_span(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    """The SDK's own call span (anthropic >= 2 traces its API calls), left out when a model span
+    already describes the call: one model call, one span. Other API calls keep theirs."""
+    try:
+        if is_model_span(trace.get_current_span()):
+            return None  # documented: "the call goes on without one"
+    except Exception as exc:
+        report_once("anthropic-native", "otel-agent-trace: anthropic native span: %r", exc)
+    return wrapped(*args, **kwargs)
+
+
+class AnthropicInstrumentor(BaseInstrumentor):  # type: ignore[misc]
+    """Model-call spans for the Anthropic SDK (``gen_ai.provider.name = anthropic``)."""
+
+    _patches = Patches("agent_trace_anthropic")  # class-level: the instrumentor is a singleton
+
+    def instrumentation_dependencies(self) -> Collection[str]:
+        return _instruments
+
+    def _instrument(self, **kwargs: Any) -> None:
+        import anthropic
+
+        from otel_agent_trace.instrumentation.anthropic.messages import MessagesSpec
+
+        spec = MessagesSpec((anthropic.Stream, anthropic.AsyncStream))
+        self._patches.wrap(_MODULE, "Messages.create", sync_wrapper(spec))
+        self._patches.wrap(_MODULE, "AsyncMessages.create", async_wrapper(spec))
+        self._patches.wrap(_MODULE, "Messages.stream", _stream_helper(spec, False))
+        self._patches.wrap(_MODULE, "AsyncMessages.stream", _stream_helper(spec, True))
+        self._patches.wrap(*_NATIVE, _native_span)
+
+    def _uninstrument(self, **kwargs: Any) -> None:
+        self._patches.unwrap_all()
+
+    @property
+    def foreign(self) -> list[str]:
+        return list(self._patches.foreign)

@@ -1,0 +1,1 @@
+_instruments = ("anthropic >= 0.40, < 3",)

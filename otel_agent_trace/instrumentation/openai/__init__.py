@@ -1,0 +1,54 @@
+"""OpenAI Python SDK: ``chat.completions.create`` and ``responses.create``, sync and async,
+streamed or not (the ``.stream(...)`` helpers call ``create`` and are covered by it).
+
+``opentelemetry-instrument`` loads this as ``agent_trace_openai``; by hand::
+
+    OpenAIInstrumentor().instrument()
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
+
+from otel_agent_trace.instrumentation._genai.calls import async_wrapper, sync_wrapper
+from otel_agent_trace.instrumentation._genai.wrapping import Patches
+from otel_agent_trace.instrumentation.openai.package import _instruments
+
+_TARGETS = (
+    ("openai.resources.chat.completions", "Completions.create", "chat", False),
+    ("openai.resources.chat.completions", "AsyncCompletions.create", "chat", True),
+    ("openai.resources.responses", "Responses.create", "responses", False),
+    ("openai.resources.responses", "AsyncResponses.create", "responses", True),
+)
+
+
+class OpenAIInstrumentor(BaseInstrumentor):  # type: ignore[misc]
+    """Model-call spans for the OpenAI SDK (``gen_ai.provider.name = openai``)."""
+
+    _patches = Patches("agent_trace_openai")  # class-level: the instrumentor is a singleton
+
+    def instrumentation_dependencies(self) -> Collection[str]:
+        return _instruments
+
+    def _instrument(self, **kwargs: Any) -> None:
+        import openai
+
+        from otel_agent_trace.instrumentation.openai.chat import ChatSpec
+        from otel_agent_trace.instrumentation.openai.responses import ResponsesSpec
+
+        streams = (openai.Stream, openai.AsyncStream)
+        specs = {"chat": ChatSpec(streams), "responses": ResponsesSpec(streams)}
+        for module, path, api, is_async in _TARGETS:
+            wrapper = (async_wrapper if is_async else sync_wrapper)(specs[api])
+            self._patches.wrap(module, path, wrapper)
+
+    def _uninstrument(self, **kwargs: Any) -> None:
+        self._patches.unwrap_all()
+
+    @property
+    def foreign(self) -> list[str]:
+        """Methods another instrumentation had wrapped before us (see docs/instrumentation.md)."""
+        return list(self._patches.foreign)

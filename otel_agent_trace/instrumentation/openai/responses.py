@@ -1,0 +1,164 @@
+"""``responses.create``: request, response, stream events and semconv message parts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from otel_agent_trace import semconv
+from otel_agent_trace.instrumentation._genai.calls import CallSpec
+from otel_agent_trace.instrumentation._genai.jsonable import jsonable, text_of
+from otel_agent_trace.instrumentation._genai.model_call import ModelResult
+from otel_agent_trace.instrumentation._genai.params import (
+    model_of,
+    parse_arguments,
+    request_params,
+    stream_flag,
+)
+
+PROVIDER = "openai"
+_FINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
+
+
+def to_semconv(items: list[Any]) -> list[dict[str, Any]]:
+    """Responses input/output items as GenAI semconv messages."""
+    out: list[dict[str, Any]] = []
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        kind = item.get("type", "message")
+        if kind == "function_call":
+            part = {
+                "type": "tool_call",
+                "id": item.get("call_id"),
+                "name": item.get("name"),
+                "arguments": parse_arguments(item.get("arguments")),
+            }
+            out.append({"role": "assistant", "parts": [part]})
+        elif kind == "function_call_output":
+            part = {"type": "tool_call_response", "id": item.get("call_id"), "response": item.get("output")}
+            out.append({"role": "tool", "parts": [part]})
+        elif kind == "message":
+            text = text_of(item.get("content"))
+            out.append({"role": item.get("role", "user"), "parts": [{"type": "text", "content": text}]})
+        else:
+            out.append({"role": item.get("role", "assistant"), "parts": [{"type": kind}]})
+    return out
+
+
+def _usage(result: ModelResult, usage: Any) -> None:
+    if usage is None:
+        return
+    result.input_tokens = getattr(usage, "input_tokens", None)
+    result.output_tokens = getattr(usage, "output_tokens", None)
+    details = getattr(usage, "input_tokens_details", None)
+    if details is not None and getattr(details, "cached_tokens", None) is not None:
+        result.cache_read_tokens = details.cached_tokens
+    details = getattr(usage, "output_tokens_details", None)
+    if details is not None and getattr(details, "reasoning_tokens", None) is not None:
+        result.reasoning_tokens = details.reasoning_tokens
+
+
+def read_response(response: Any, result: ModelResult | None = None) -> ModelResult:
+    result = result or ModelResult()
+    if getattr(response, "output", None) is None:
+        return result
+    result.response_model = getattr(response, "model", None)
+    result.response_id = getattr(response, "id", None)
+    _usage(result, getattr(response, "usage", None))
+    result.output_messages = [jsonable(item) for item in response.output]
+    for item in response.output:
+        if getattr(item, "type", None) == "function_call":
+            result.tool_calls.append((getattr(item, "call_id", None), getattr(item, "name", None)))
+    status = getattr(response, "status", None)
+    if result.tool_calls:
+        result.finish_reasons = ["tool_calls"]
+    elif status == "incomplete":
+        details = getattr(response, "incomplete_details", None)
+        result.finish_reasons = [getattr(details, "reason", None) or "incomplete"]
+    elif status == "completed":
+        result.finish_reasons = ["stop"]
+    elif status:
+        result.finish_reasons = [status]
+    return result
+
+
+class ResponsesSpec(CallSpec):
+    provider = PROVIDER
+    operation = semconv.OP_CHAT
+    to_semconv = staticmethod(to_semconv)
+
+    def __init__(self, stream_types: tuple[type, ...]):
+        self.stream_types = stream_types
+
+    def request(self, kwargs: dict[str, Any]) -> tuple[str | None, dict[str, Any], bool]:
+        return model_of(kwargs), request_params(kwargs), stream_flag(kwargs)
+
+    def input(self, kwargs: dict[str, Any]) -> tuple[list[Any], Any, Any]:
+        raw = kwargs.get("input")
+        if isinstance(raw, str):
+            messages: list[Any] = [{"role": "user", "content": raw}]
+        elif isinstance(raw, (list, tuple)):
+            messages = [jsonable(m) for m in raw]
+        else:
+            messages = []
+        instructions = kwargs.get("instructions")
+        system = instructions if isinstance(instructions, str) else None
+        tools = kwargs.get("tools")
+        tools = jsonable(tools) if isinstance(tools, (list, tuple)) else None
+        return messages, system, tools
+
+    def is_stream(self, response: Any) -> bool:
+        return isinstance(response, self.stream_types)
+
+    def result(self, response: Any) -> ModelResult:
+        return read_response(response)
+
+    def accumulator(self) -> EventAccumulator:
+        return EventAccumulator()
+
+
+class EventAccumulator:
+    """Builds the result of a streamed response from its events (the final event carries it all;
+    before it, the finished output items and text deltas are kept)."""
+
+    def __init__(self) -> None:
+        self.final: Any = None
+        self.id: str | None = None
+        self.model: str | None = None
+        self.items: dict[int, Any] = {}
+        self.text: dict[int, list[str]] = {}
+
+    def observe(self, event: Any) -> None:
+        kind = getattr(event, "type", None)
+        if kind in _FINAL_EVENTS:
+            self.final = event.response
+        elif kind == "response.created":
+            self.id = getattr(event.response, "id", None)
+            self.model = getattr(event.response, "model", None)
+        elif kind == "response.output_item.done":
+            self.items[event.output_index] = event.item
+        elif kind == "response.output_text.delta":
+            self.text.setdefault(event.output_index, []).append(event.delta)
+
+    def result(self) -> ModelResult:
+        if self.final is not None:
+            return read_response(self.final)
+        result = ModelResult()
+        result.response_id = self.id
+        result.response_model = self.model
+        for index in sorted(set(self.items) | set(self.text)):
+            item = self.items.get(index)
+            if item is not None:
+                result.output_messages.append(jsonable(item))
+                if getattr(item, "type", None) == "function_call":
+                    result.tool_calls.append((getattr(item, "call_id", None), getattr(item, "name", None)))
+            else:
+                text = "".join(self.text[index])
+                result.output_messages.append(
+                    {
+                        "type": "message",
+                        "role": "assistant",
+                        "content": [{"type": "output_text", "text": text}],
+                    }
+                )
+        return result
