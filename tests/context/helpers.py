@@ -35,3 +35,14 @@ def by_name(spans: list[Any], name: str) -> Any:
     found = [s for s in spans if s.name == name]
     assert len(found) == 1, f"{name}: {len(found)} spans"
     return found[0]
+
+
+def ancestors(spans: list[Any], span: Any) -> list[Any]:
+    """The span's ancestors recorded in ``spans``, nearest first."""
+    by_id = {s.span_id: s for s in spans}
+    out = []
+    parent = by_id.get(span.parent_span_id)
+    while parent is not None:
+        out.append(parent)
+        parent = by_id.get(parent.parent_span_id)
+    return out

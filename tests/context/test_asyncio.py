@@ -36,9 +36,12 @@ def detach_errors(caplog):
     caplog.set_level(logging.DEBUG, logger="opentelemetry")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        yield lambda: [r.getMessage() for r in caplog.records if "detach" in r.getMessage().lower()] + [
-            str(w.message) for w in caught if "detach" in str(w.message).lower()
-        ]
+        yield (
+            lambda: (
+                [r.getMessage() for r in caplog.records if "detach" in r.getMessage().lower()]
+                + [str(w.message) for w in caught if "detach" in str(w.message).lower()]
+            )
+        )
 
 
 async def test_async_generators_abandoned_or_moved_between_tasks(recording, detach_errors):
