@@ -1,0 +1,3 @@
+"""The standard library is always there: nothing to require."""
+
+_instruments: tuple[str, ...] = ()
