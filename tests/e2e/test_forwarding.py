@@ -1,0 +1,94 @@
+"""The same spans go to a real OTLP backend (Arize Phoenix), over HTTP and gRPC; a dead backend
+changes nothing for the agent."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+
+from otel_agent_trace import session_format as fmt
+
+from .helpers import DEMO_AGENT, assert_one_tree, load, only_session, run_instrumented, stderr_problems
+
+PROTOCOLS = ["http/protobuf", "grpc"]
+DEMO_ANSWER = "The examples folder holds a scripted demo agent; Python runs fine here."
+
+
+def _attr(span: dict, key: str):
+    """An attribute of a Phoenix span (flat ``a.b`` keys or nested ``{"a": {"b": …}}``)."""
+    attrs = span.get("attributes") or {}
+    if key in attrs:
+        return attrs[key]
+    node = attrs
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+@pytest.mark.phoenix
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_spans_reach_phoenix_with_the_same_tree_as_the_session_file(tmp_path, phoenix, protocol):
+    done = run_instrumented(DEMO_AGENT, tmp_path, phoenix.otlp_env(protocol))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == DEMO_ANSWER
+    assert not stderr_problems(done.stderr), done.stderr
+
+    session = load(only_session(tmp_path / "agent-sessions"))
+    assert_one_tree(session)
+    local = {s.span_id: s for s in session.spans}
+    assert all(s.finished for s in local.values())
+    by_trace: dict[str, list] = {}
+    for span in local.values():
+        by_trace.setdefault(span.trace_id, []).append(span)
+
+    remote: dict[str, dict] = {}
+    for trace_id, spans in by_trace.items():
+        for got in phoenix.spans(trace_id, expect=len(spans)):
+            remote[got["context"]["span_id"]] = got
+    assert set(remote) == set(local), "the backend has exactly the spans of the session file"
+    for span_id, span in local.items():
+        got = remote[span_id]
+        assert got["context"]["trace_id"] == span.trace_id
+        assert got["parent_id"] == span.parent_span_id
+        assert got["name"] == span.name
+        assert _attr(got, "session.id") == session.session_id
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # closed again when we return: nothing listens there
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_backend_down_changes_nothing_for_the_agent(tmp_path, protocol):
+    endpoint = f"http://127.0.0.1:{_closed_port()}"
+    env = {
+        "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+        "OTEL_EXPORTER_OTLP_PROTOCOL": protocol,
+        "OTEL_BSP_EXPORT_TIMEOUT": "2000",
+    }
+    started = time.monotonic()
+    done = run_instrumented(DEMO_AGENT, tmp_path, env, timeout=60)  # a hang fails here
+    took = time.monotonic() - started
+    print(f"{protocol}: exit after {took:.1f}s with the backend down")
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == DEMO_ANSWER
+    ours = [line for line in done.stderr.splitlines() if "otel-agent-trace" in line]
+    assert len(ours) == 1, f"one clear warning, got:\n{done.stderr}"
+    assert "not forwarded" in ours[0] or "could not forward" in ours[0]
+    assert "local session is complete" in ours[0]
+    others = [line for line in stderr_problems(done.stderr) if "otel-agent-trace" not in line]
+    assert not others, f"the exporter's own retry noise leaked:\n{done.stderr}"
+
+    session = load(only_session(tmp_path / "agent-sessions"))
+    assert session.complete
+    assert_one_tree(session)
+    assert all(s.finished for s in session.spans)
+    assert sum(s.layer == "tool" for s in session.spans) == 3
+    assert only_session(tmp_path / "agent-sessions", fmt.ZIP_SUFFIX).exists()
