@@ -105,7 +105,9 @@ def _popen_init(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict
     try:
         # Popen(args, bufsize, executable, stdin, stdout, stderr, preexec_fn, close_fds, shell, cwd)
         argv = command_args(
-            _arg(args, kwargs, 0, "args"), bool(_arg(args, kwargs, 8, "shell")), _arg(args, kwargs, 2, "executable")
+            _arg(args, kwargs, 0, "args"),
+            bool(_arg(args, kwargs, 8, "shell")),
+            _arg(args, kwargs, 2, "executable"),
         )
         span = _start(argv, _arg(args, kwargs, 9, "cwd"))
     except Exception as exc:
@@ -181,7 +183,11 @@ def _system(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str
     finally:
         otel_context.detach(token)
     try:
-        code = os.waitstatus_to_exitcode(status) if status >= 0 and hasattr(os, "waitstatus_to_exitcode") else status
+        code = (
+            os.waitstatus_to_exitcode(status)
+            if status >= 0 and hasattr(os, "waitstatus_to_exitcode")
+            else status
+        )
     except ValueError:
         code = status
     _finish(span, code)
@@ -241,7 +247,11 @@ def _fork(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, 
 
 def _audit_exec(rec: Any, args: tuple[Any, ...]) -> None:
     path, argv = args[0], args[1]
-    emit(rec, n.PROCESS_EXEC, {n.PROCESS_EXECUTABLE_PATH: _text(path), n.PROCESS_COMMAND_ARGS: command_args(argv)})
+    emit(
+        rec,
+        n.PROCESS_EXEC,
+        {n.PROCESS_EXECUTABLE_PATH: _text(path), n.PROCESS_COMMAND_ARGS: command_args(argv)},
+    )
 
 
 AUDIT_HANDLERS = {"os.exec": _audit_exec}
@@ -302,4 +312,3 @@ def uninstall() -> None:
         if getattr(current, "_self_wrapper", None) is wrapper:
             setattr(owner, name, current.__wrapped__)
             _wrapped.remove((owner, name, wrapper))
-

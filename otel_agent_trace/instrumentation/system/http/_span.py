@@ -1,0 +1,131 @@
+"""One HTTP request as one CLIENT span, whichever client (or stack of clients) sends it.
+
+A request passes through several layers (``requests`` → ``urllib3`` → ``http.client``;
+``urllib.request`` → ``http.client``): the outermost instrumented layer makes the span and marks
+the context, so the layers below add nothing (one span, never two). The mark also tells the
+socket hook that an HTTP client is involved.
+"""
+
+from __future__ import annotations
+
+import os
+from contextvars import ContextVar
+from typing import Any
+from urllib.parse import urlsplit
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.context import _SUPPRESS_HTTP_INSTRUMENTATION_KEY
+from opentelemetry.trace import SpanKind, Status, StatusCode
+
+from otel_agent_trace._internal import sink
+from otel_agent_trace._internal.genai_spans import tracer
+from otel_agent_trace._internal.guard import report_once
+from otel_agent_trace.redaction import get_redactor
+
+from .. import _names as n
+from .._common import recorder
+
+IN_HTTP: ContextVar[bool] = ContextVar("otel_agent_trace_in_http", default=False)
+_on = [False]
+_DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
+_KNOWN_METHODS = frozenset(
+    {"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH", "QUERY"}
+)
+_exporter_urls: tuple[str, ...] = ()
+
+
+def configure() -> None:
+    """Remember the OTLP exporter's endpoints: its requests are never the agent's."""
+    global _exporter_urls
+    urls = []
+    for var in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
+        value = os.environ.get(var, "").strip()
+        if value:
+            urls.append(value.rstrip("/"))
+    _exporter_urls = tuple(urls)
+
+
+class Call:
+    """A started HTTP span, current (and marked) until :meth:`end`."""
+
+    __slots__ = ("span", "_token", "_mark")
+
+    def __init__(self, span: Any, token: Any, mark: Any):
+        self.span = span
+        self._token = token
+        self._mark = mark
+
+    def detach(self) -> None:
+        if self._mark is not None:
+            try:
+                IN_HTTP.reset(self._mark)
+            except ValueError:  # ended in another context (a generator finalised elsewhere)
+                pass
+            self._mark = None
+        if self._token is not None:
+            try:
+                otel_context.detach(self._token)
+            except Exception:
+                pass
+            self._token = None
+
+    def end(self, status: Any = None, exc: BaseException | None = None) -> None:
+        self.detach()
+        try:
+            span = self.span
+            code = int(status) if status is not None else None
+            if code is not None:
+                span.set_attribute(n.HTTP_RESPONSE_STATUS_CODE, code)
+                if code >= 400:
+                    span.set_attribute(n.ERROR_TYPE, str(code))
+                    span.set_status(Status(StatusCode.ERROR))
+            if exc is not None and code is None:
+                span.set_attribute(n.ERROR_TYPE, type(exc).__qualname__)
+                span.record_exception(exc)
+                span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"[:500]))
+            span.end()
+        except Exception as err:
+            report_once("http.end", "otel-agent-trace: ending an HTTP span failed: %r", err)
+
+
+def begin(method: Any, url: Any, *, current: bool = True) -> Call | None:
+    """Start the span of a request, or ``None`` (no session, nested in another client, ours)."""
+    if sink._active is None or not _on[0] or IN_HTTP.get():
+        return None
+    if recorder() is None or otel_context.get_value(_SUPPRESS_HTTP_INSTRUMENTATION_KEY):
+        return None
+    try:
+        text = url if isinstance(url, str) else str(url)
+        if _exporter_urls and text.startswith(_exporter_urls):
+            return None
+        verb = (method.decode() if isinstance(method, bytes) else str(method or "GET")).upper()
+        span = tracer().start_span(
+            verb if verb in _KNOWN_METHODS else "HTTP",
+            kind=SpanKind.CLIENT,
+            attributes=attributes(verb, text),
+        )
+    except Exception as exc:
+        report_once("http.begin", "otel-agent-trace: starting an HTTP span failed: %r", exc)
+        return None
+    token = otel_context.attach(trace.set_span_in_context(span)) if current else None
+    return Call(span, token, IN_HTTP.set(True) if current else None)
+
+
+def attributes(method: str, url: str) -> dict[str, Any]:
+    attrs: dict[str, Any] = {
+        n.HTTP_REQUEST_METHOD: method if method in _KNOWN_METHODS else "_OTHER",
+        n.URL_FULL: get_redactor().redact_text(url),
+    }
+    if method not in _KNOWN_METHODS:
+        attrs["http.request.method_original"] = method
+    try:
+        parts = urlsplit(url)
+        if parts.hostname:
+            attrs[n.SERVER_ADDRESS] = parts.hostname
+        port = parts.port or _DEFAULT_PORTS.get(parts.scheme)
+        if port:
+            attrs[n.SERVER_PORT] = port
+    except ValueError:
+        pass
+    return attrs
