@@ -68,7 +68,8 @@ class ToolCall:
         if error:
             from opentelemetry.trace import Status, StatusCode
 
-            self.span.set_attribute(semconv.ERROR_TYPE, error)
+            if semconv.ERROR_TYPE not in (getattr(self.span, "attributes", None) or {}):
+                self.span.set_attribute(semconv.ERROR_TYPE, error)
             self.span.set_status(Status(StatusCode.ERROR, error))
         self.span.end()
 

@@ -1,11 +1,33 @@
-"""Placeholder while it is being built."""
+"""``agent_trace_openai_agents``: an ``execute_tool`` span for every OpenAI Agents SDK function
+tool call, with the model's call id, the arguments and the result."""
 
+from __future__ import annotations
+
+import importlib
 from collections.abc import Collection
 from typing import Any
 
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
 
+from otel_agent_trace.instrumentation.context.patching import unwrap_own, wrap
+
 from .package import _instruments
+from .wrappers import FAILURE_HANDLER, FUNCTION, failure_handler_wrapper, invoke_wrapper
+
+# The function is defined in agents.tool and imported by name into the runner's module.
+_MODULES = ("agents.tool", "agents.run_internal.tool_execution", "agents._run_impl")
+
+
+def _owners() -> list[Any]:
+    owners = []
+    for name in _MODULES:
+        try:
+            module = importlib.import_module(name)
+        except Exception:
+            continue
+        if hasattr(module, FUNCTION):
+            owners.append(module)
+    return owners
 
 
 class OpenAIAgentsInstrumentor(BaseInstrumentor):
@@ -13,7 +35,15 @@ class OpenAIAgentsInstrumentor(BaseInstrumentor):
         return _instruments
 
     def _instrument(self, **kwargs: Any) -> None:
-        pass
+        for module in _owners():
+            wrap(module, FUNCTION, invoke_wrapper)
+            if hasattr(module, FAILURE_HANDLER):
+                wrap(module, FAILURE_HANDLER, failure_handler_wrapper)
 
     def _uninstrument(self, **kwargs: Any) -> None:
-        pass
+        for module in _owners():
+            unwrap_own(module, FUNCTION, invoke_wrapper)
+            unwrap_own(module, FAILURE_HANDLER, failure_handler_wrapper)
+
+
+__all__ = ["OpenAIAgentsInstrumentor"]

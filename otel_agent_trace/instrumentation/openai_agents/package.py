@@ -1,1 +1,1 @@
-_instruments = ("openai-agents >= 0.1",)
+_instruments = ("openai-agents >= 0.2",)

@@ -1,0 +1,84 @@
+"""OpenAI Agents SDK function tools: one ``execute_tool`` span per invocation.
+
+The SDK invokes every ``FunctionTool`` through ``_invoke_function_tool_with_metadata`` (with the
+``ToolContext`` carrying the model's ``tool_call_id``); the SDK's own tracing is not OpenTelemetry,
+so this span is the only one. Its default failure handler turns an exception into an error string
+for the model; the span then has status ERROR and ``error.type`` ``tool_error``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from otel_agent_trace import semconv
+from otel_agent_trace._internal.genai_spans import import_path_of
+from otel_agent_trace._internal.guard import never_raise
+from otel_agent_trace.instrumentation.context.tool_calls import ToolCall, enclosing_tool_span, start_tool_call
+
+FUNCTION = "_invoke_function_tool_with_metadata"
+FAILURE_HANDLER = "maybe_invoke_function_tool_failure_error_function"
+
+
+def _callable_path(tool: Any) -> str | None:
+    try:
+        fn = tool.__wrapped__  # the function passed to @function_tool (a read-only descriptor)
+    except Exception:
+        return None
+    return import_path_of(fn) if callable(fn) else None
+
+
+def _parsed(arguments: Any) -> Any:
+    if isinstance(arguments, str):
+        try:
+            return json.loads(arguments)
+        except ValueError:
+            return arguments
+    return arguments
+
+
+@never_raise("openai-agents tool start", default=None)
+def _start(kwargs: dict[str, Any]) -> ToolCall | None:
+    tool = kwargs.get("function_tool")
+    ctx = kwargs.get("context")
+    if tool is None:
+        return None
+    return start_tool_call(
+        str(getattr(tool, "name", "tool")),
+        call_id=getattr(ctx, "tool_call_id", None),
+        description=getattr(tool, "description", None),
+        import_path=_callable_path(tool),
+        arguments=_parsed(kwargs.get("arguments")),
+    )
+
+
+async def invoke_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    call = _start(kwargs) if not args else None
+    if call is None:
+        return await wrapped(*args, **kwargs)
+    call.enter()
+    try:
+        result = await wrapped(*args, **kwargs)
+    except BaseException as exc:
+        call.fail(exc)
+        raise
+    call.finish(
+        getattr(result, "output", result),
+        error="tool_error" if getattr(result, "is_sdk_generated_error", False) else None,
+    )
+    return result
+
+
+@never_raise("openai-agents tool failure")
+def _record_handled(kwargs: dict[str, Any]) -> None:
+    """The exception the SDK is about to turn into an error message for the model."""
+    tool, error = kwargs.get("function_tool"), kwargs.get("error")
+    span = enclosing_tool_span(str(getattr(tool, "name", "")))
+    if span is not None and isinstance(error, BaseException):
+        span.set_attribute(semconv.ERROR_TYPE, type(error).__qualname__)
+        span.record_exception(error)
+
+
+async def failure_handler_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    _record_handled(kwargs)
+    return await wrapped(*args, **kwargs)
