@@ -399,6 +399,9 @@ def recordings() -> dict[str, Any]:
             "stop",
             _chat_usage(112, 12, cached=64),
         ),
+        "openai_chat_final_stream": _chat_text_stream(
+            "chatcmpl-final02", ["It is 18°C", " and sunny", " in Paris."], _chat_usage(112, 12, cached=64)
+        ),
         "openai_error_500": {
             "status": 500,
             "json": {"error": {"message": "The server had an error", "type": "server_error", "code": None}},
@@ -495,6 +498,12 @@ def recordings() -> dict[str, Any]:
         "anthropic_messages_final": _message(
             "msg_01Final",
             [{"type": "text", "text": "It is 18°C and sunny in Paris."}],
+            "end_turn",
+            _msg_usage(450, 14),
+        ),
+        "anthropic_messages_final_stream": _message_stream(
+            "msg_01FinalS",
+            [{"type": "text", "pieces": ["It is 18°C", " and sunny in Paris."]}],
             "end_turn",
             _msg_usage(450, 14),
         ),
