@@ -174,7 +174,10 @@ def _default(value: Any) -> Any:
             return list(value)
         except Exception:
             pass
-    text = repr(value)
+    try:
+        text = repr(value)
+    except Exception:  # a broken __repr__ must not lose the entry
+        text = f"<{type(value).__name__} object>"
     return text if len(text) <= 2000 else text[:2000] + "…"
 
 
@@ -198,14 +201,25 @@ def _stringify(value: Any, depth: int = 0) -> Any:
     if depth > 40:
         return "<too deep>"
     if isinstance(value, dict):
-        return {str(k): _stringify(v, depth + 1) for k, v in value.items()}
+        return {_utf8(str(k)): _stringify(v, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_stringify(v, depth + 1) for v in value]
-    if value is None or isinstance(value, (str, bool, float)):
+    if isinstance(value, str):
+        return _utf8(value)
+    if value is None or isinstance(value, (bool, float)):
         return value
     if isinstance(value, int) and -(2**63) <= value < 2**64:
         return value
-    return str(_default(value)) if not isinstance(value, int) else str(value)
+    return _utf8(str(_default(value))) if not isinstance(value, int) else str(value)
+
+
+def _utf8(text: str) -> str:
+    """Text JSON can hold: lone surrogates (undecodable file names, …) become ``\\udcxx`` escapes."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def loads(line: bytes | str) -> Any:

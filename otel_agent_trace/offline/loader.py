@@ -23,7 +23,10 @@ def _open_events(path: Path) -> Iterator[tuple[IO[bytes], str]]:
     """The session tree stream of a JSONL file or a session ZIP, with a name for messages."""
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such session file")
-    if zipfile.is_zipfile(path):
+    is_zip = zipfile.is_zipfile(path)
+    if not is_zip and _starts_like_zip(path):
+        raise fmt.SessionFormatError(path, None, "truncated or corrupt ZIP (no central directory)")
+    if is_zip:
         try:
             zf = zipfile.ZipFile(path)
         except (zipfile.BadZipFile, OSError) as exc:
@@ -41,6 +44,11 @@ def _open_events(path: Path) -> Iterator[tuple[IO[bytes], str]]:
     else:
         with open(path, "rb") as stream:
             yield stream, str(path)
+
+
+def _starts_like_zip(path: Path) -> bool:
+    with open(path, "rb") as stream:
+        return stream.read(4) == b"PK\x03\x04"
 
 
 def zlib_error() -> type[Exception]:
