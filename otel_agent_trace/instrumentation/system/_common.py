@@ -33,6 +33,9 @@ class _State:
 
     excluded: tuple[str, ...] = ("\0",)  # path prefixes never recorded (the sessions directory)
     cwd: str = ""
+    # In a forked child the inherited recorder is the parent's (same file, same id counter):
+    # writing to it would duplicate entry ids, so the child records nothing until it starts its own.
+    forked: bool = False
 
 
 state = _State()
@@ -43,7 +46,12 @@ def recorder() -> Any:
     rec = sink._active
     if rec is None:
         return None
-    if getattr(_tl, "busy", False) or in_own_io() or _get_value(_SUPPRESS_INSTRUMENTATION_KEY):
+    if (
+        state.forked
+        or getattr(_tl, "busy", False)
+        or in_own_io()
+        or _get_value(_SUPPRESS_INSTRUMENTATION_KEY)
+    ):
         return None
     if not get_settings().system_layer:
         return None
@@ -88,7 +96,17 @@ def on_session(rec: Any) -> None:
             if form not in prefixes and form != os.sep:
                 prefixes.append(form)
     state.excluded = tuple(prefixes) or ("\0",)
+    state.forked = False
     refresh_cwd()
+
+
+def _after_fork_in_child() -> None:
+    state.forked = True
+    _tl.busy = False
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def refresh_cwd() -> str:
