@@ -8,9 +8,9 @@ import sys
 from otel_agent_trace._version import __version__
 from otel_agent_trace.session_format import SessionFormatError
 
-from . import listing, view
+from . import listing, mcp, view
 
-SUBCOMMANDS = [view, listing]
+SUBCOMMANDS = [view, listing, mcp]
 
 
 def build_parser() -> argparse.ArgumentParser:

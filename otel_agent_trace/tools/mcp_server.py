@@ -1,0 +1,35 @@
+"""``session_recorder`` as an MCP server (``otel-agent-trace mcp``, stdio).
+
+The server records in its own process: started by an agent run under the plug-in, it inherits
+the agent's session and joins it (its snapshots land in that session's tree); started on its
+own, ``start`` records a session of its own. ``status`` and ``list`` read the sessions directory
+either way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.server.fastmcp import FastMCP
+
+from . import recorder
+
+
+def build_server(name: str = "otel-agent-trace") -> FastMCP:
+    server = FastMCP(name, instructions=recorder.DESCRIPTION)
+
+    @server.tool(name="session_recorder", description=recorder.DESCRIPTION)
+    def session_recorder(
+        action: str,
+        description: str | None = None,
+        name: str | None = None,
+        filename: str | None = None,
+        limit: int | None = None,
+    ) -> dict[str, Any]:
+        return recorder.session_recorder(action, description, name, filename, limit)
+
+    return server
+
+
+def run_stdio() -> None:
+    build_server().run("stdio")
