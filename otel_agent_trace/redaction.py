@@ -419,10 +419,10 @@ class Redactor:
                     key = self._text(key)
                 out[key] = self._value(item, depth + 1)
             return out
-        if isinstance(value, list):
-            return [self._value(item, depth + 1) for item in value]
-        if isinstance(value, tuple):
-            return tuple(self._value(item, depth + 1) for item in value)
+        if isinstance(value, (list, tuple)):
+            out_list = [self._value(item, depth + 1) for item in value]
+            _flag_values(out_list, self._allow)
+            return out_list if isinstance(value, list) else tuple(out_list)
         if isinstance(value, (bytes, bytearray, memoryview)):
             return value  # written as a size and hash, never as content
         from otel_agent_trace import session_format as fmt
@@ -518,6 +518,27 @@ class Redactor:
                 return found
             return found[:start] + quote + marker("key:" + name) + quote + found[end:]
         return found[:start] + self._re.sub(self._replace, value) + found[end:]
+
+
+_FLAG_RE = re.compile(r"--?[A-Za-z][\w\-]{0,63}")
+
+
+def _flag_values(items: list[Any], allow: frozenset[str]) -> None:
+    """Command lines as lists (``["--password", "x"]``): a secret-looking flag's value goes."""
+    for i in range(len(items) - 1):
+        flag = items[i]
+        if isinstance(flag, str) and flag.startswith("-") and _FLAG_RE.fullmatch(flag):
+            name = flag.lstrip("-")
+            value = items[i + 1]
+            if (
+                isinstance(value, str)
+                and value
+                and not value.startswith("-")
+                and not is_marker(value)
+                and value not in allow
+                and is_secret_key(name)
+            ):
+                items[i + 1] = marker("key:" + name)
 
 
 _SCHEME_ONLY = re.compile(r"(?i:bearer|basic|token|digest)")
