@@ -36,17 +36,19 @@ MODEL_OPERATIONS = frozenset({semconv.OP_CHAT, semconv.OP_TEXT_COMPLETION, semco
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 TOOL_CALL_EVENT = "gen_ai.tool.call"
 
-_claimed: set[int] = set()
+_claimed: dict[int, dict[str, Any]] = {}
 
 
-def claim(span: Span) -> None:
-    """Mark a model span whose content a framework instrumentation records (SDK calls under it
-    make no span and record nothing)."""
-    _claimed.add(span.get_span_context().span_id)
+def claim(span: Span) -> dict[str, Any]:
+    """Mark a model span whose content a framework instrumentation records: SDK calls under it
+    make no span and record nothing, but note their provider and model in the returned dict."""
+    info: dict[str, Any] = {}
+    _claimed[span.get_span_context().span_id] = info
+    return info
 
 
-def release(span: Span) -> None:
-    _claimed.discard(span.get_span_context().span_id)
+def release(span: Span) -> dict[str, Any]:
+    return _claimed.pop(span.get_span_context().span_id, None) or {}
 
 
 def is_model_span(span: Any) -> bool:
@@ -366,7 +368,12 @@ def begin(
         return None
     current = trace.get_current_span()
     if current.is_recording() and is_model_span(current):
-        if _is_ours(current) or current.get_span_context().span_id in _claimed:
+        info = _claimed.get(current.get_span_context().span_id)
+        if info is not None:
+            info.setdefault("provider", provider)
+            info.setdefault("model", model)
+            return None
+        if _is_ours(current):
             return None
         return ModelCall(current, "adopt", provider, operation, model)
     attrs: dict[str, Any] = {

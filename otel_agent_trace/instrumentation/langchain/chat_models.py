@@ -1,0 +1,164 @@
+"""LangChain chat models (``BaseChatModel.invoke/ainvoke/stream/astream``): one ``chat {model}``
+span per call, described from LangChain's own view (``_get_ls_params``), with the model's
+messages in LangChain's roles. The provider SDK call underneath (``ChatOpenAI`` → ``openai``)
+makes no second span: it sees this model span as current (see ``_genai.model_call.begin``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from otel_agent_trace import semconv
+from otel_agent_trace._internal.guard import report_once
+from otel_agent_trace.instrumentation._genai import model_call as mc
+from otel_agent_trace.instrumentation._genai.jsonable import jsonable, text_of
+from otel_agent_trace.instrumentation._genai.scoped import aiterate_in_span, iterate_in_span
+from otel_agent_trace.instrumentation.langchain.messages import PROVIDERS, to_dict, to_semconv
+
+
+def _input_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    return args[0] if args else kwargs.get("input")
+
+
+def begin(
+    instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any], *, stream: bool
+) -> mc.ModelCall | None:
+    try:
+        call_kwargs = {k: v for k, v in kwargs.items() if k not in ("input", "config")}
+        ls = instance._get_ls_params(**call_kwargs) or {}
+        raw_provider = ls.get("ls_provider") or "langchain"
+        provider = PROVIDERS.get(raw_provider, raw_provider)
+        params: dict[str, Any] = {}
+        if isinstance(ls.get("ls_temperature"), (int, float)):
+            params[semconv.GEN_AI_REQUEST_TEMPERATURE] = ls["ls_temperature"]
+        if isinstance(ls.get("ls_max_tokens"), int):
+            params[semconv.GEN_AI_REQUEST_MAX_TOKENS] = ls["ls_max_tokens"]
+        if ls.get("ls_stop"):
+            params[semconv.GEN_AI_REQUEST_STOP_SEQUENCES] = [str(s) for s in ls["ls_stop"]]
+        call = mc.begin(provider, semconv.OP_CHAT, ls.get("ls_model_name"), params, stream=stream)
+        if call is not None and call.wants_content:
+            messages = [to_dict(m) for m in instance._convert_input(_input_of(args, kwargs)).to_messages()]
+            systems = [text_of(m.get("content")) for m in messages if m.get("role") == "system"]
+            tools = kwargs.get("tools")
+            call.set_input(
+                messages,
+                systems[0] if len(systems) == 1 else (systems or None),
+                jsonable(tools) if isinstance(tools, (list, tuple)) else None,
+                to_semconv,
+            )
+        return call
+    except Exception as exc:
+        report_once(
+            f"langchain-begin:{type(exc).__name__}", "otel-agent-trace: langchain chat model: %r", exc
+        )
+        return None
+
+
+def result_of(message: Any) -> mc.ModelResult:
+    result = mc.ModelResult()
+    if message is None:
+        return result
+    meta = getattr(message, "response_metadata", None) or {}
+    result.response_model = meta.get("model_name") or meta.get("model")
+    rid = meta.get("id") or getattr(message, "id", None)
+    if isinstance(rid, str) and not rid.startswith(("lc_", "run-")):  # not LangChain's own run ids
+        result.response_id = rid
+    reason = meta.get("finish_reason") or meta.get("stop_reason")
+    if reason:
+        result.finish_reasons = [str(reason)]
+    usage = getattr(message, "usage_metadata", None) or {}
+    if usage:
+        result.input_tokens = usage.get("input_tokens")
+        result.output_tokens = usage.get("output_tokens")
+        read = (usage.get("input_token_details") or {}).get("cache_read")
+        if read is not None:
+            result.cache_read_tokens = read
+        reasoning = (usage.get("output_token_details") or {}).get("reasoning")
+        if reasoning is not None:
+            result.reasoning_tokens = reasoning
+    out = to_dict(message)
+    result.output_messages = [out]
+    result.tool_calls = [(c.get("id"), c.get("name")) for c in out.get("tool_calls") or ()]
+    return result
+
+
+def _finish(call: mc.ModelCall, message: Any) -> None:
+    try:
+        call.finish(result_of(message))
+    except Exception as exc:
+        report_once("langchain-finish", "otel-agent-trace: langchain chat model: %r", exc)
+        call.finish(mc.ModelResult())
+
+
+def invoke(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    call = begin(instance, args, kwargs, stream=False)
+    if call is None:
+        return wrapped(*args, **kwargs)
+    token = call.activate()
+    try:
+        message = wrapped(*args, **kwargs)
+    except BaseException as exc:
+        call.deactivate(token)
+        call.fail(exc)
+        raise
+    call.deactivate(token)
+    _finish(call, message)
+    return message
+
+
+async def ainvoke(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    call = begin(instance, args, kwargs, stream=False)
+    if call is None:
+        return await wrapped(*args, **kwargs)
+    token = call.activate()
+    try:
+        message = await wrapped(*args, **kwargs)
+    except BaseException as exc:
+        call.deactivate(token)
+        call.fail(exc)
+        raise
+    call.deactivate(token)
+    _finish(call, message)
+    return message
+
+
+class _Streamed:
+    __slots__ = ("call", "span", "message")
+
+    def __init__(self, call: mc.ModelCall):
+        self.call = call
+        self.span = call.span
+        self.message: Any = None
+
+
+def _observe(state: _Streamed, chunk: Any) -> None:
+    try:
+        state.call.first_chunk()
+        state.message = chunk if state.message is None else state.message + chunk
+    except Exception as exc:
+        report_once("langchain-chunk", "otel-agent-trace: langchain stream chunk: %r", exc)
+
+
+def _end(state: _Streamed, error: BaseException | None, exhausted: bool) -> None:
+    if error is not None:
+        state.call.fail(error, result_of(state.message) if state.message is not None else None)
+    else:
+        try:
+            state.call.finish(result_of(state.message), abandoned=not exhausted)
+        except Exception:
+            state.call.finish(mc.ModelResult(), abandoned=not exhausted)
+
+
+def stream(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    def start() -> _Streamed | None:
+        call = begin(instance, args, kwargs, stream=True)
+        return None if call is None or call.mode != "own" else _Streamed(call)
+
+    return iterate_in_span(wrapped(*args, **kwargs), start, _observe, _end)
+
+
+def astream(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    def start() -> _Streamed | None:
+        call = begin(instance, args, kwargs, stream=True)
+        return None if call is None or call.mode != "own" else _Streamed(call)
+
+    return aiterate_in_span(wrapped(*args, **kwargs), start, _observe, _end)

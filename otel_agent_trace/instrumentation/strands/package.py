@@ -1,0 +1,1 @@
+_instruments = ("strands-agents >= 1.0, < 2",)
