@@ -6,7 +6,8 @@ as they are; we add what they lack for a session, through its tracer.
   ``gen_ai.response.finish_reasons`` and, when Strands does not set it, the real
   ``gen_ai.provider.name`` (from the SDK call underneath). The SDK call underneath (OpenAI,
   Anthropic) makes no span of its own: the ``chat`` span is *claimed*.
-* ``invoke_agent`` spans: the agent's input messages and its result.
+* ``invoke_agent`` spans: the agent's input and result, and at the end of each agent turn its
+  whole conversation (``agent.messages``) plus a snapshot of it.
 
 Strands emits through the global tracer provider, so its spans reach our processor as they are.
 ``opentelemetry-instrument`` loads this as ``agent_trace_strands``.
@@ -41,6 +42,7 @@ class StrandsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         self._patches.wrap(_TRACER, "Tracer.end_span_with_error", hooks.end_with_error)
         self._patches.wrap(_TRACER, "Tracer.start_agent_span", hooks.start_agent)
         self._patches.wrap(_TRACER, "Tracer.end_agent_span", hooks.end_agent)
+        self._patches.wrap("strands.agent.agent", "Agent._end_agent_trace_span", hooks.end_turn)
 
     def _uninstrument(self, **kwargs: Any) -> None:
         self._patches.unwrap_all()

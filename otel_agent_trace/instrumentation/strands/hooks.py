@@ -164,3 +164,45 @@ def _before_end_agent(bound: dict[str, Any]) -> None:
 def end_agent(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
     _before_end_agent(_bind(wrapped, args, kwargs))
     return wrapped(*args, **kwargs)
+
+
+@never_raise("strands agent turn")
+def _before_end_turn(agent: Any, response: Any) -> None:
+    span = getattr(agent, "trace_span", None)
+    rec = sink.active()
+    if rec is None or response is None or span is None or not span.is_recording():
+        return
+    messages = jsonable(list(getattr(agent, "messages", None) or []))
+    if not messages:
+        return
+    system = getattr(agent, "system_prompt", None)
+    content: dict[str, Any] = {"input_messages": messages[:-1], "output_messages": messages[-1:]}
+    if system is not None:
+        content["system_instructions"] = system
+    rec.attach_content(span, content)
+    model = getattr(agent, "model", None)
+    config = getattr(model, "config", None)
+    model_id = config.get("model_id") if isinstance(config, dict) else None
+    name = getattr(agent, "name", None) or "agent"
+    mc.record_snapshot(
+        rec,
+        f"invoke_agent {name}",
+        messages,
+        system,
+        messages[:-1],
+        messages[-1:],
+        {
+            "type": type(model).__name__ if model is not None else "strands",
+            "model_id": model_id,
+            "provider": "strands-agents",
+        },
+        span,
+    )
+
+
+def end_turn(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    """``Agent._end_agent_trace_span``: the agent's whole conversation at the end of its turn (as
+    ``agent.messages`` holds it, metadata included) and a snapshot of it."""
+    bound = _bind(wrapped, args, kwargs)
+    _before_end_turn(instance, bound.get("response"))
+    return wrapped(*args, **kwargs)
