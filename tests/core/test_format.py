@@ -69,6 +69,10 @@ def test_dumps_writes_any_value_as_one_line_and_never_raises():
         assert orjson.loads(line)["id"] == "x-0000"
 
 
+def test_non_finite_floats_become_null():
+    assert orjson.loads(fmt.dumps({"a": float("inf"), "b": float("nan")})) == {"a": None, "b": None}
+
+
 def test_recursive_values_are_cut_not_fatal():
     loop: dict = {}
     loop["self"] = loop
@@ -77,7 +81,7 @@ def test_recursive_values_are_cut_not_fatal():
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
     max_leaves=20,
 )

@@ -66,6 +66,30 @@ def _package_versions() -> dict[str, str]:
     return versions
 
 
+def _attributes_of(span: Any) -> dict[str, Any]:
+    """A plain copy of a span's attributes (the SDK's mapping proxy iterates in Python: ~20× slower)."""
+    raw = getattr(getattr(span, "_attributes", None), "_dict", None)
+    if raw is not None:
+        return dict(raw)
+    attrs = span.attributes
+    return dict(attrs) if attrs else {}
+
+
+class _LiveSpan:
+    """What a span's start computed, reused at its end: ids as hex, layer, and per tier the
+    redacted name and attributes (valid while name and attributes are unchanged)."""
+
+    __slots__ = ("layer", "trace_hex", "span_hex", "name", "attrs", "shown")
+
+    def __init__(self, layer: str, trace_hex: str, span_hex: str, name: str, attrs: dict[str, Any]):
+        self.layer = layer
+        self.trace_hex = trace_hex
+        self.span_hex = span_hex
+        self.name = name
+        self.attrs = attrs
+        self.shown: list[tuple[str, Any]] = []
+
+
 class _Tier:
     """A writer plus the policy of what its tier keeps."""
 
@@ -103,6 +127,7 @@ class SessionRecorder:
         self._content: dict[int, dict[str, Any]] = {}
         self._written_events: dict[int, set[tuple[str, int]]] = {}
         self._sys_counts: dict[int, int] = {}
+        self._live: dict[int, _LiveSpan] = {}
         self._last_snapshot_entries = 0
         self._lock = threading.RLock()
         self._started = False
@@ -213,27 +238,35 @@ class SessionRecorder:
         if self._stopped:
             return
         ctx = span.context
+        sid = ctx.span_id
         parent = span.parent
         parent_sid = parent.span_id if parent is not None else None
-        attrs = dict(span.attributes) if span.attributes else {}
-        layer = layer_of(attrs)
+        attrs = _attributes_of(span)
+        name = span.name
+        memo = _LiveSpan(layer_of(attrs), f"{ctx.trace_id:032x}", f"{sid:016x}", name, attrs)
         self.counts["spans"] += 1
+        kind = span.kind.name
+        parent_hex = f"{parent_sid:016x}" if parent_sid is not None else None
         for tier in self.tiers:
             w = tier.writer
             pid = w.span_entry(parent_sid) or w.root_id
+            shown_name = tier.policy.text(name)
+            shown_attrs = tier.policy.attributes(attrs) if attrs else None
+            memo.shown.append((shown_name, shown_attrs))
             fields = {
                 "type": fmt.SPAN_START,
-                "layer": layer,
+                "layer": memo.layer,
                 "ts": span.start_time,
-                "name": tier.policy.text(span.name),
-                "kind": span.kind.name,
-                "trace_id": f"{ctx.trace_id:032x}",
-                "span_id": f"{ctx.span_id:016x}",
-                "parent_span_id": f"{parent_sid:016x}" if parent_sid is not None else None,
+                "name": shown_name,
+                "kind": kind,
+                "trace_id": memo.trace_hex,
+                "span_id": memo.span_hex,
+                "parent_span_id": parent_hex,
             }
-            if attrs:
-                fields["attributes"] = tier.policy.attributes(attrs)
-            w.write(pid, fields, span_start=ctx.span_id)
+            if shown_attrs:
+                fields["attributes"] = shown_attrs
+            w.write(pid, fields, span_start=sid)
+        self._live[sid] = memo
 
     def on_span_end(self, span: Any) -> None:
         if self._stopped:
@@ -243,36 +276,53 @@ class SessionRecorder:
         content = self._content.pop(sid, None)
         written = self._written_events.pop(sid, None)
         self._sys_counts.pop(sid, None)
-        attrs = dict(span.attributes) if span.attributes else {}
-        layer = layer_of(attrs)
-        trace_hex = f"{ctx.trace_id:032x}"
-        span_hex = f"{sid:016x}"
-        for tier in self.tiers:
+        memo = self._live.pop(sid, None)
+        attrs = _attributes_of(span)
+        name = span.name
+        if memo is not None:
+            layer, trace_hex, span_hex = memo.layer, memo.trace_hex, memo.span_hex
+            unchanged = name == memo.name and attrs == memo.attrs  # reuse what start redacted
+        else:
+            layer, trace_hex, span_hex = layer_of(attrs), f"{ctx.trace_id:032x}", f"{sid:016x}"
+            unchanged = False
+        # The SDK copies its event list on each access; skip that when there are none.
+        events = span.events if getattr(span, "_events", True) else ()
+        status = _status(span)
+        dropped = None
+        if span.dropped_events or span.dropped_attributes:
+            dropped = {"events": span.dropped_events, "attributes": span.dropped_attributes}
+        for index, tier in enumerate(self.tiers):
             w = tier.writer
+            policy = tier.policy
             start_id = w.span_entry(sid)
             if start_id is None:  # started before this session (or before its file opened)
                 parent = span.parent
                 start_id = w.span_entry(parent.span_id if parent else None) or w.root_id
-            for event in span.events:
+            for event in events:
                 if written and (event.name, event.timestamp) in written:
                     continue
                 self._write_event(
                     tier, start_id, trace_hex, span_hex, layer, event.name, event.timestamp, event.attributes
                 )
+            if unchanged and index < len(memo.shown):  # type: ignore[union-attr]
+                shown_name, shown_attrs = memo.shown[index]  # type: ignore[union-attr]
+            else:
+                shown_name = policy.text(name)
+                shown_attrs = policy.attributes(attrs) if attrs else None
             fields: dict[str, Any] = {
                 "type": fmt.SPAN_END,
                 "layer": layer,
                 "ts": span.end_time,
-                "name": tier.policy.text(span.name),
+                "name": shown_name,
                 "trace_id": trace_hex,
                 "span_id": span_hex,
                 "duration_ns": (span.end_time or 0) - (span.start_time or 0),
-                "status": tier.policy.value(_status(span)),
+                "status": policy.value(status) if "description" in status else status,
             }
-            if attrs:
-                fields["attributes"] = tier.policy.attributes(attrs)
-            if span.dropped_events or span.dropped_attributes:
-                fields["dropped"] = {"events": span.dropped_events, "attributes": span.dropped_attributes}
+            if shown_attrs:
+                fields["attributes"] = shown_attrs
+            if dropped:
+                fields["dropped"] = dropped
             if content:
                 fields["content"] = self._content_fields(tier, start_id, trace_hex, span_hex, content)
             w.write(start_id, fields, span_end=sid)

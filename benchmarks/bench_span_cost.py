@@ -1,0 +1,174 @@
+"""Cost per span of the session processor against the bare OpenTelemetry SDK, side by side.
+
+Each configuration has its own TracerProvider; rounds are interleaved (the order rotates each
+round) so that machine noise hits all of them alike, and the result is the median over rounds
+of each configuration's cost and of its paired ratio to the bare SDK in the same round.
+
+    python benchmarks/bench_span_cost.py                 # default: 21 rounds of 3000 spans
+    python benchmarks/bench_span_cost.py --rounds 41 --spans 5000 --json
+
+A span here is ``start_as_current_span`` with 4 attributes, ended (what an instrumented call costs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from opentelemetry.exporter.agent_session import SessionRecorder, SessionSpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+
+from otel_agent_trace._internal import sink
+from otel_agent_trace.settings import Settings
+
+ATTRIBUTES = {
+    "gen_ai.operation.name": "execute_tool",
+    "gen_ai.tool.name": "read_file",
+    "gen_ai.tool.call.id": "call_0001",
+    "file.path": "/tmp/example.txt",
+}
+
+
+class DroppingExporter(SpanExporter):
+    """Accepts every batch and throws it away (the cost of batching, not of a network)."""
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        pass
+
+
+class Config:
+    def __init__(
+        self, key: str, label: str, provider: TracerProvider, recorder: SessionRecorder | None = None
+    ):
+        self.key = key
+        self.label = label
+        self.provider = provider
+        self.tracer = provider.get_tracer("bench")
+        self.recorder = recorder
+        self.costs: list[float] = []  # µs per span, one per round
+
+
+def _session_config(key: str, label: str, tiers: tuple[str, ...], directory: Path) -> Config:
+    settings = Settings(directory=directory / key, tiers=tiers, write_zip=False, auto_session=False)
+    recorder = SessionRecorder(settings, name=f"bench-{key}").start()
+    provider = TracerProvider()
+    provider.add_span_processor(SessionSpanProcessor(settings, auto_session=False))
+    return Config(key, label, provider, recorder)
+
+
+def build_configs(directory: Path) -> list[Config]:
+    bare = TracerProvider()
+    batched = TracerProvider()
+    batched.add_span_processor(BatchSpanProcessor(DroppingExporter()))
+    return [
+        Config("sdk", "bare SDK (no processor)", bare),
+        Config("batch", "SDK + BatchSpanProcessor (dropping exporter)", batched),
+        _session_config("trace", "SDK + session processor, trace tier", ("trace",), directory),
+        _session_config("checkpoint", "SDK + session processor, checkpoint tier", ("checkpoint",), directory),
+        _session_config("both", "SDK + session processor, both tiers", ("trace", "checkpoint"), directory),
+    ]
+
+
+def run_round(config: Config, spans: int) -> float:
+    """µs per span over ``spans`` spans."""
+    if config.recorder is not None:
+        sink.set_active(config.recorder)  # the processor writes to the active recorder
+    else:
+        sink.set_active(None)
+    tracer = config.tracer
+    attrs = ATTRIBUTES
+    gc.collect()
+    start = time.perf_counter_ns()
+    for _ in range(spans):
+        with tracer.start_as_current_span("execute_tool read_file", attributes=attrs):
+            pass
+    return (time.perf_counter_ns() - start) / spans / 1000
+
+
+def measure(rounds: int, spans: int, warmup: int, directory: Path) -> list[Config]:
+    configs = build_configs(directory)
+    for config in configs:
+        run_round(config, warmup)
+    for r in range(rounds):
+        order = configs[r % len(configs) :] + configs[: r % len(configs)]
+        for config in order:
+            config.costs.append(run_round(config, spans))
+    for config in configs:
+        if config.recorder is not None:
+            sink.set_active(config.recorder)
+            config.recorder.stop()
+        config.provider.shutdown()
+    sink.set_active(None)
+    return configs
+
+
+def summarise(configs: list[Config]) -> list[dict[str, float | str]]:
+    base = configs[0].costs
+    rows = []
+    for config in configs:
+        ratios = [c / b for c, b in zip(config.costs, base, strict=True)]
+        rows.append(
+            {
+                "key": config.key,
+                "label": config.label,
+                "median_us": statistics.median(config.costs),
+                "min_us": min(config.costs),
+                "ratio_vs_sdk": statistics.median(ratios),
+                "added_vs_sdk": statistics.median(ratios) - 1.0,
+            }
+        )
+    return rows
+
+
+def render(rows: list[dict[str, float | str]], rounds: int, spans: int) -> str:
+    out = [
+        f"{rounds} interleaved rounds × {spans} spans; "
+        f"Python {platform.python_version()} on {platform.machine()}",
+        "",
+        "| configuration | median µs/span | min µs/span | × bare SDK (paired median) | added vs bare SDK |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        out.append(
+            f"| {row['label']} | {row['median_us']:.1f} | {row['min_us']:.1f} | "
+            f"{row['ratio_vs_sdk']:.2f} | {row['added_vs_sdk']:+.2f}× |"
+        )
+    trace = next(r for r in rows if r["key"] == "trace")
+    verdict = "meets" if float(trace["added_vs_sdk"]) <= 0.5 else "MISSES"
+    added = float(trace["added_vs_sdk"])
+    out += ["", f"Trace tier adds {added:.2f}× a bare SDK span: {verdict} the ≤ 0.5× target."]
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rounds", type=int, default=21)
+    parser.add_argument("--spans", type=int, default=3000)
+    parser.add_argument("--warmup", type=int, default=2000)
+    parser.add_argument("--json", action="store_true", help="print the rows as JSON too")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="bench-span-cost-") as tmp:
+        configs = measure(args.rounds, args.spans, args.warmup, Path(tmp))
+    rows = summarise(configs)
+    print(render(rows, args.rounds, args.spans))
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
