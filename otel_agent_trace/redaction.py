@@ -132,6 +132,7 @@ _KEY_HINT = (
 
 _MARKER_RE = r"<redacted:[^<>\s]{1,120}>"
 _MARKER_KIND_RE = re.compile(r"[^A-Za-z0-9_.:\-]")
+_MARKER_SUB = re.compile(_MARKER_RE)
 
 
 def marker(kind: str) -> str:
@@ -309,6 +310,8 @@ class Redactor:
             if values:
                 parts.append("(?P<env>" + "|".join(re.escape(v) for v in values) + ")")
             parts.extend(f"(?P<t{i}>{source})" for i, (_, source) in enumerate(TOKEN_PATTERNS))
+            # Secrets that must not survive inside a marker-looking text or a key name we echo.
+            self._hidden_re = re.compile("|".join(parts[1:]))
             parts.extend(_STRUCTURAL)
             if self._home:
                 parts.append(
@@ -393,9 +396,9 @@ class Redactor:
                 red = self._text(value[:head_len])
                 # Unredacted leftovers of a secret cut at head_len lie in red's last `margin` chars.
                 if len(red) - margin >= limit:
-                    return _cut(red, limit, total=len(value), consumed=head_len)
+                    return self._text(_cut(red, limit, total=len(value), consumed=head_len))
                 head_len *= 4
-            return _cut(self._text(value), limit)
+            return self._text(_cut(self._text(value), limit))  # the cut is a new context: once more
         except Exception as exc:
             report_once(f"redact.error:{type(exc).__name__}", "otel-agent-trace: redaction failed: %r", exc)
             return marker("error")
@@ -411,12 +414,11 @@ class Redactor:
             out = {}
             for key, item in value.items():
                 if isinstance(key, str):
-                    secret, numeric = _key_verdict(key)
+                    key = self._text(key)  # judged as written, so a second pass judges the same
+                    secret, numeric = _key_verdict(_MARKER_SUB.sub(" ", key) if "<redacted:" in key else key)
                     if secret:
-                        item = self._under_secret_key(key, item, numeric, depth)
-                        out[self._text(key)] = item
+                        out[key] = self._under_secret_key(key, item, numeric, depth)
                         continue
-                    key = self._text(key)
                 out[key] = self._value(item, depth + 1)
             return out
         if isinstance(value, (list, tuple)):
@@ -433,20 +435,31 @@ class Redactor:
         return self._value(converted, depth + 1)
 
     def _under_secret_key(self, key: str, item: Any, numeric: bool, depth: int) -> Any:
+        if depth > 32:
+            return marker("too_deep")
         if isinstance(item, str):
             if not item or is_marker(item) or item in self._allow:
                 return item
-            return marker("key:" + key)
+            return self._key_marker(key)
         if item is None or isinstance(item, bool):
             return item
         if isinstance(item, (int, float)):
-            return marker("key:" + key) if numeric else item
+            return self._key_marker(key) if numeric else item
         if isinstance(item, (list, tuple)):
             return [self._under_secret_key(key, i, numeric, depth + 1) for i in item]
         if isinstance(item, dict):  # credentials: {...}: every leaf
-            return {k: self._under_secret_key(key, v, True, depth + 1) for k, v in item.items()}
+            return {
+                (self._text(k) if isinstance(k, str) else k): self._under_secret_key(key, v, True, depth + 1)
+                for k, v in item.items()
+            }
         if isinstance(item, (bytes, bytearray, memoryview)):
             return item
+        return self._key_marker(key)
+
+    def _key_marker(self, key: str) -> str:
+        """``<redacted:key:NAME>``, or ``<redacted:key>`` when the name itself holds a secret."""
+        if not key or self._hidden_re.search(key) or "<" in key:
+            return marker("key")
         return marker("key:" + key)
 
     def _text(self, text: str) -> str:
@@ -456,9 +469,14 @@ class Redactor:
         found = cache.get(text)
         if found is not None:
             return found
-        out = self._re.sub(self._replace, text)
-        for kind, pattern in self._user:
-            out = pattern.sub(lambda m, kind=kind: self._replace_user(m, kind), out)
+        out = text
+        for _ in range(4):  # a replacement changes its neighbours' context: repeat until stable
+            before = out
+            out = self._re.sub(self._replace, out)
+            for kind, pattern in self._user:
+                out = pattern.sub(lambda m, kind=kind: self._replace_user(m, kind), out)
+            if out == before:
+                break
         if len(text) <= 4096:
             if len(cache) >= 8192:
                 cache.clear()
@@ -474,8 +492,8 @@ class Redactor:
     def _replace(self, m: re.Match[str]) -> str:
         group = m.lastgroup
         found = m.group(0)
-        if group == "marker":
-            return found
+        if group == "marker":  # ours, unless a secret hides in it (``<redacted:sk-…>``)
+            return marker("hidden") if self._hidden_re.search(found, 10) else found
         if group == "env":
             return marker("env:" + self._env_names.get(found, "secret"))
         if group == "home":
@@ -506,6 +524,10 @@ class Redactor:
         end = m.end(value_group) - m.start()
         found = m.group(0)
         name = key.lstrip("-")
+        if self._hidden_re.search(found, 0, start):  # a secret in the key itself
+            head = self._re.sub(self._replace, found[:start])
+            found, start, end = head + found[start:], len(head), len(head) + (end - start)
+            name = ""
         secret = is_secret_key(name) or (
             name.lower() == "key" and m.start() > 0 and m.string[m.start() - 1] in "?&;"
         )
@@ -516,7 +538,7 @@ class Redactor:
         if secret and inner and not is_marker(inner) and inner not in self._allow:
             if _SCHEME_ONLY.fullmatch(inner):  # "Authorization: Bearer" alone: nothing to hide
                 return found
-            return found[:start] + quote + marker("key:" + name) + quote + found[end:]
+            return found[:start] + quote + self._key_marker(name) + quote + found[end:]
         return found[:start] + self._re.sub(self._replace, value) + found[end:]
 
 
