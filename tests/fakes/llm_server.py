@@ -17,6 +17,7 @@ the request's ``stream`` flag. Every request is kept in ``server.requests``.
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from collections import deque
 from collections.abc import Iterator
@@ -45,6 +46,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, *args: Any) -> None:  # quiet
         pass
+
+    def setup(self) -> None:
+        super().setup()
+        # No Nagle: a keep-alive response written in parts would wait for the client's delayed ACK.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def do_POST(self) -> None:  # noqa: N802
         length = int(self.headers.get("content-length") or 0)

@@ -28,7 +28,8 @@ class CallSpec:
     def input(self, kwargs: dict[str, Any]) -> tuple[list[Any], Any, Any]:
         raise NotImplementedError
 
-    def result(self, response: Any) -> mc.ModelResult:
+    def result(self, response: Any, content: bool = True) -> mc.ModelResult:
+        """The result; output messages only when ``content`` (they cost a model dump)."""
         raise NotImplementedError
 
     def accumulator(self) -> Any:
@@ -59,7 +60,7 @@ class CallSpec:
             if self.is_stream(response):
                 proxy = AsyncStreamProxy if is_async else StreamProxy
                 return proxy(response, call, self.accumulator())
-            call.finish(self.result(response))
+            call.finish(self.result(response, call.content))
         except Exception as exc:
             report_once(
                 f"finish:{self.provider}:{type(exc).__name__}", "otel-agent-trace: %s: %r", self.provider, exc

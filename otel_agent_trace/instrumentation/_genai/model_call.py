@@ -29,6 +29,7 @@ from otel_agent_trace import semconv
 from otel_agent_trace._internal import genai_spans as gs
 from otel_agent_trace._internal import sink
 from otel_agent_trace._internal.guard import report_once
+from otel_agent_trace._version import __version__
 from otel_agent_trace.instrumentation._genai.jsonable import text_of
 from otel_agent_trace.settings import get_settings
 
@@ -37,6 +38,21 @@ DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 TOOL_CALL_EVENT = "gen_ai.tool.call"
 
 _claimed: dict[int, dict[str, Any]] = {}
+_tracer: trace.Tracer | None = None
+
+
+def use_tracer_provider(provider: Any) -> None:
+    """The provider an instrumentor was given (``instrument(tracer_provider=...)``); ``None``
+    means the global one. The tracer is looked up once, not per call."""
+    global _tracer
+    _tracer = None if provider is None else provider.get_tracer(gs.SCOPE, __version__)
+
+
+def _get_tracer() -> trace.Tracer:
+    global _tracer
+    if _tracer is None:
+        _tracer = gs.tracer()  # a proxy until the global provider is set: it follows it then
+    return _tracer
 
 
 def claim(span: Span) -> dict[str, Any]:
@@ -117,6 +133,7 @@ class ModelCall:
         "to_semconv",
         "snapshot",
         "ended",
+        "content",
     )
 
     def __init__(self, span: Span, mode: str, provider: str, operation: str, model: str | None):
@@ -134,6 +151,7 @@ class ModelCall:
         self.to_semconv: Callable[[list[Any]], list[dict[str, Any]]] | None = None
         self.snapshot = True
         self.ended = False
+        self.content = False  # whether content is recorded (set by set_input)
 
     # -- input ----------------------------------------------------------------------------------
 
@@ -149,6 +167,7 @@ class ModelCall:
         tool_definitions: Any = None,
         to_semconv: Callable[[list[Any]], list[dict[str, Any]]] | None = None,
     ) -> None:
+        self.content = True
         self.input_messages = messages
         self.system = system
         self.tool_definitions = tool_definitions
@@ -220,6 +239,8 @@ class ModelCall:
                 self.span.end()
 
     def _record_content(self, result: ModelResult, snapshot: bool = True) -> None:
+        if not self.content:
+            return
         rec = sink.active()
         settings = get_settings()
         span = self.span
@@ -387,5 +408,5 @@ def begin(
     if params:
         attrs.update(params)
     name = f"{operation} {model}" if model else operation
-    span = gs.tracer().start_span(name, kind=SpanKind.CLIENT, attributes=attrs)
+    span = _get_tracer().start_span(name, kind=SpanKind.CLIENT, attributes=attrs)
     return ModelCall(span, "own", provider, operation, model)

@@ -97,6 +97,9 @@ class AnthropicInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         return _instruments
 
     def _instrument(self, **kwargs: Any) -> None:
+        from otel_agent_trace.instrumentation._genai.model_call import use_tracer_provider
+
+        use_tracer_provider(kwargs.get("tracer_provider"))
         import anthropic
 
         from otel_agent_trace.instrumentation.anthropic.messages import MessagesSpec

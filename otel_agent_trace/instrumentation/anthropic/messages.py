@@ -73,7 +73,7 @@ def _usage(result: ModelResult, usage: Any) -> None:
         result.cache_creation_tokens = created
 
 
-def read_message(message: Any) -> ModelResult:
+def read_message(message: Any, content_wanted: bool = True) -> ModelResult:
     result = ModelResult()
     content = getattr(message, "content", None)
     if content is None:
@@ -83,7 +83,10 @@ def read_message(message: Any) -> ModelResult:
     _usage(result, getattr(message, "usage", None))
     if getattr(message, "stop_reason", None):
         result.finish_reasons = [message.stop_reason]
-    result.output_messages = [{"role": getattr(message, "role", "assistant"), "content": jsonable(content)}]
+    if content_wanted:
+        result.output_messages = [
+            {"role": getattr(message, "role", "assistant"), "content": jsonable(content)}
+        ]
     for block in content:
         if getattr(block, "type", None) == "tool_use":
             result.tool_calls.append((getattr(block, "id", None), getattr(block, "name", None)))
@@ -112,8 +115,8 @@ class MessagesSpec(CallSpec):
     def is_stream(self, response: Any) -> bool:
         return isinstance(response, self.stream_types)
 
-    def result(self, response: Any) -> ModelResult:
-        return read_message(response)
+    def result(self, response: Any, content: bool = True) -> ModelResult:
+        return read_message(response, content)
 
     def accumulator(self) -> EventAccumulator:
         return EventAccumulator()

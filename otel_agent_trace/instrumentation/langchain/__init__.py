@@ -30,6 +30,9 @@ class LangChainInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         return _instruments
 
     def _instrument(self, **kwargs: Any) -> None:
+        from otel_agent_trace.instrumentation._genai.model_call import use_tracer_provider
+
+        use_tracer_provider(kwargs.get("tracer_provider"))
         from otel_agent_trace.instrumentation.langchain import chat_models, graphs
 
         for method in ("invoke", "ainvoke", "stream", "astream"):

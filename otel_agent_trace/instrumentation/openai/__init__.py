@@ -34,6 +34,9 @@ class OpenAIInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         return _instruments
 
     def _instrument(self, **kwargs: Any) -> None:
+        from otel_agent_trace.instrumentation._genai.model_call import use_tracer_provider
+
+        use_tracer_provider(kwargs.get("tracer_provider"))
         import openai
 
         from otel_agent_trace.instrumentation.openai.chat import ChatSpec

@@ -106,7 +106,7 @@ class ChatSpec(CallSpec):
     def is_stream(self, response: Any) -> bool:
         return isinstance(response, self.stream_types)
 
-    def result(self, response: Any) -> ModelResult:
+    def result(self, response: Any, content: bool = True) -> ModelResult:
         result = ModelResult()
         choices = getattr(response, "choices", None)
         if choices is None:  # e.g. a raw response object: nothing we can read
@@ -117,8 +117,8 @@ class ChatSpec(CallSpec):
         for choice in choices:
             if choice.finish_reason:
                 result.finish_reasons.append(choice.finish_reason)
-            message = jsonable(choice.message)
-            result.output_messages.append(message)
+            if content:
+                result.output_messages.append(jsonable(choice.message))
             for call in getattr(choice.message, "tool_calls", None) or ():
                 fn = getattr(call, "function", None)
                 result.tool_calls.append((getattr(call, "id", None), getattr(fn, "name", None)))

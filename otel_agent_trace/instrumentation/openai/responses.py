@@ -58,14 +58,15 @@ def _usage(result: ModelResult, usage: Any) -> None:
         result.reasoning_tokens = details.reasoning_tokens
 
 
-def read_response(response: Any, result: ModelResult | None = None) -> ModelResult:
-    result = result or ModelResult()
+def read_response(response: Any, content: bool = True) -> ModelResult:
+    result = ModelResult()
     if getattr(response, "output", None) is None:
         return result
     result.response_model = getattr(response, "model", None)
     result.response_id = getattr(response, "id", None)
     _usage(result, getattr(response, "usage", None))
-    result.output_messages = [jsonable(item) for item in response.output]
+    if content:
+        result.output_messages = [jsonable(item) for item in response.output]
     for item in response.output:
         if getattr(item, "type", None) == "function_call":
             result.tool_calls.append((getattr(item, "call_id", None), getattr(item, "name", None)))
@@ -110,8 +111,8 @@ class ResponsesSpec(CallSpec):
     def is_stream(self, response: Any) -> bool:
         return isinstance(response, self.stream_types)
 
-    def result(self, response: Any) -> ModelResult:
-        return read_response(response)
+    def result(self, response: Any, content: bool = True) -> ModelResult:
+        return read_response(response, content)
 
     def accumulator(self) -> EventAccumulator:
         return EventAccumulator()

@@ -1,0 +1,261 @@
+"""Overhead per model call of our OpenAI instrumentation, side by side with the peers.
+
+Every configuration runs in its own subprocess of a separate virtualenv (peers register the same
+``openai`` entry point and patch the same methods, so they must not share a process), against
+the local replay server (tests/fakes/llm_server.py) with the real ``openai`` client. Rounds are
+interleaved (the order rotates each round) so machine noise hits all configurations alike; each
+child reports the median time of its calls, and the result is, per configuration, the median
+over rounds of that median and of its paired difference to "none" in the same round.
+
+Set up the bench virtualenv once (peers need their own OpenTelemetry versions)::
+
+    python -m venv /root/.cache/oat/bench-venv
+    /root/.cache/oat/bench-venv/bin/pip install -e . openai httpx \\
+        opentelemetry-instrumentation-openai-v2 opentelemetry-instrumentation-openai \\
+        openinference-instrumentation-openai 'opentelemetry-util-genai==1.1b0'
+
+then::
+
+    python benchmarks/bench_genai.py --python /root/.cache/oat/bench-venv/bin/python
+    python benchmarks/bench_genai.py --rounds 9 --calls 400 --json
+
+Each child uses the same pipeline: an SDK TracerProvider with a SimpleSpanProcessor and an
+exporter that only counts spans (so "spans/call" shows what each instrumentation records).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_PYTHON = "/root/.cache/oat/bench-venv/bin/python"
+
+CONFIGS = {
+    "none": "no instrumentation",
+    "ours": "otel-agent-trace (spans only)",
+    "ours+session": "otel-agent-trace + session file (trace tier)",
+    "openai-v2": "opentelemetry-instrumentation-openai-v2",
+    "openllmetry": "opentelemetry-instrumentation-openai (OpenLLMetry)",
+    "openinference": "openinference-instrumentation-openai",
+    "ours+openai-v2": "both: openai-v2 first, then ours (duplicate check)",
+    "openai-v2+ours": "both: ours first, then openai-v2 (duplicate check)",
+}
+
+
+# --- child ---------------------------------------------------------------------------------------
+
+
+def _instrument(config: str, provider, tmp: str) -> None:
+    def ours() -> None:
+        from otel_agent_trace.instrumentation.openai import OpenAIInstrumentor
+
+        OpenAIInstrumentor().instrument(tracer_provider=provider)
+
+    def v2() -> None:
+        from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+
+        OpenAIInstrumentor().instrument(tracer_provider=provider)
+
+    if config in ("ours", "ours+session"):
+        ours()
+    if config == "ours+session":
+        from opentelemetry.exporter.agent_session import SessionSpanProcessor, start_session
+
+        from otel_agent_trace.settings import Settings
+
+        settings = Settings(directory=Path(tmp), write_zip=False)
+        provider.add_span_processor(SessionSpanProcessor(settings, auto_session=False))
+        start_session(settings)
+    elif config == "openai-v2":
+        v2()
+    elif config == "openllmetry":
+        from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+
+        OpenAIInstrumentor().instrument(tracer_provider=provider)
+    elif config == "openinference":
+        from openinference.instrumentation.openai import OpenAIInstrumentor
+
+        OpenAIInstrumentor().instrument(tracer_provider=provider)
+    elif config == "ours+openai-v2":
+        v2()
+        ours()
+    elif config == "openai-v2+ours":
+        ours()
+        v2()
+
+
+def child(config: str, url: str, calls: int, warmup: int, stream: bool) -> dict:
+    import tempfile
+
+    import openai
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+
+    class Counting(SpanExporter):
+        def __init__(self) -> None:
+            self.spans = 0
+
+        def export(self, spans):
+            self.spans += len(spans)
+            return SpanExportResult.SUCCESS
+
+    exporter = Counting()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    trace.set_tracer_provider(provider)
+    tmp = tempfile.mkdtemp(prefix="bench-genai-")
+    _instrument(config, provider, tmp)
+
+    client = openai.OpenAI(base_url=url, api_key="sk-bench", max_retries=0)
+    messages = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Hi there"}]
+
+    def one() -> None:
+        if stream:
+            for _ in client.chat.completions.create(model="gpt-4o-mini", messages=messages, stream=True):
+                pass
+        else:
+            client.chat.completions.create(model="gpt-4o-mini", messages=messages, temperature=0.2)
+
+    for _ in range(warmup):
+        one()
+    exporter.spans = 0
+    times = []
+    for _ in range(calls):
+        t0 = time.perf_counter_ns()
+        one()
+        times.append(time.perf_counter_ns() - t0)
+    return {"median_us": statistics.median(times) / 1000, "spans_per_call": exporter.spans / calls}
+
+
+# --- parent --------------------------------------------------------------------------------------
+
+
+def run_child(python: str, config: str, url: str, args: argparse.Namespace, stream: bool) -> dict:
+    cmd = [
+        python,
+        __file__,
+        "--child",
+        config,
+        "--url",
+        url,
+        "--calls",
+        str(args.calls),
+        "--warmup",
+        str(args.warmup),
+    ]
+    if stream:
+        cmd.append("--stream")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "TRACELOOP_", "AGENT_TRACE_"))}
+    env["PYTHONPATH"] = str(ROOT)
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    if done.returncode != 0:
+        return {
+            "error": done.stderr.strip().splitlines()[-1]
+            if done.stderr.strip()
+            else f"exit {done.returncode}"
+        }
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--python", default=DEFAULT_PYTHON, help="interpreter of the bench virtualenv")
+    p.add_argument("--rounds", type=int, default=7)
+    p.add_argument("--calls", type=int, default=300)
+    p.add_argument("--warmup", type=int, default=30)
+    p.add_argument("--configs", default=",".join(CONFIGS))
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--child")
+    p.add_argument("--url")
+    p.add_argument("--stream", action="store_true")
+    args = p.parse_args(argv)
+
+    if args.child:
+        print(json.dumps(child(args.child, args.url, args.calls, args.warmup, args.stream)))
+        return 0
+
+    sys.path.insert(0, str(ROOT))
+    from tests.fakes.llm_server import FakeLLMServer
+
+    configs = [c for c in args.configs.split(",") if c]
+    results: dict[str, dict[str, dict]] = {}
+    with FakeLLMServer() as server:
+        for mode in ("chat", "stream"):
+            per: dict[str, list[dict]] = {c: [] for c in configs}
+            for r in range(args.rounds):
+                order = configs[r % len(configs) :] + configs[: r % len(configs)]
+                for config in order:
+                    per[config].append(
+                        run_child(args.python, config, server.openai_url, args, mode == "stream")
+                    )
+            results[mode] = summarise(per)
+    report = {
+        "machine": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+        },
+        "rounds": args.rounds,
+        "calls_per_round": args.calls,
+        "results": results,
+    }
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(render(report))
+    return 0
+
+
+def summarise(per: dict[str, list[dict]]) -> dict[str, dict]:
+    base = per.get("none") or []
+    out: dict[str, dict] = {}
+    for config, runs in per.items():
+        errors = [r["error"] for r in runs if "error" in r]
+        if errors:
+            out[config] = {"error": errors[0]}
+            continue
+        medians = [r["median_us"] for r in runs]
+        row = {
+            "median_us": statistics.median(medians),
+            "spans_per_call": statistics.median(r["spans_per_call"] for r in runs),
+        }
+        if base and len(base) == len(runs) and all("error" not in b for b in base):
+            diffs = [r["median_us"] - b["median_us"] for r, b in zip(runs, base, strict=True)]
+            ratios = [r["median_us"] / b["median_us"] for r, b in zip(runs, base, strict=True)]
+            row["overhead_us"] = statistics.median(diffs)
+            row["ratio"] = statistics.median(ratios)
+        out[config] = row
+    return out
+
+
+def render(report: dict) -> str:
+    lines = [f"rounds={report['rounds']} calls/round={report['calls_per_round']} {report['machine']}"]
+    for mode, rows in report["results"].items():
+        lines.append("")
+        lines.append(
+            f"{mode}: {'configuration':<56} {'median µs':>10} {'overhead µs':>12} "
+            f"{'ratio':>7} {'spans/call':>10}"
+        )
+        for config, row in rows.items():
+            label = f"{config} ({CONFIGS.get(config, '')})"
+            if "error" in row:
+                lines.append(f"      {label:<56} error: {row['error']}")
+                continue
+            lines.append(
+                f"      {label:<56} {row['median_us']:>10.1f} {row.get('overhead_us', 0):>12.1f} "
+                f"{row.get('ratio', 1):>7.3f} {row['spans_per_call']:>10.2f}"
+            )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
