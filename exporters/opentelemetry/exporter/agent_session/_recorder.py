@@ -132,6 +132,7 @@ class SessionRecorder:
         self._lock = threading.RLock()
         self._started = False
         self._stopped = False
+        self._fork_pending = False
 
     # --- lifecycle -----------------------------------------------------------------------------
 
@@ -224,6 +225,37 @@ class SessionRecorder:
                         self.zip_paths.append(str(path))
             return list(self.zip_paths)
 
+    def _continue_in_forked_child(self) -> None:
+        """After ``fork()`` without ``exec`` (multiprocessing workers, …): the child must not write
+        the parent's file (the same ids would be counted twice), so it records into a child file of
+        the same session, joined under the span that was current at the fork."""
+        from opentelemetry import trace
+
+        for tier in self.tiers:
+            tier.writer.abandon()
+        current = trace.get_current_span().get_span_context()
+        parent_hex = f"{current.span_id:016x}" if current.is_valid else None
+        self._lock = threading.RLock()  # a thread of the parent may have held it: not here
+        self.settings = self.settings.with_(
+            inherited_session_id=self.session_id, inherited_parent_span=parent_hex
+        )
+        self.is_child = True
+        self.child_tag = f"p{os.getpid()}"
+        self.tiers = []
+        self.zip_paths = []
+        self.counts = dict.fromkeys(self.counts, 0)
+        for pending in (self._content, self._written_events, self._sys_counts, self._live):
+            pending.clear()
+        self._started = False
+        self._fork_pending = True  # files are opened on the first entry: a fork that execs at once
+        # (pty.fork, subprocess with preexec_fn) leaves no empty child file behind
+
+    def _open_fork_files(self) -> None:
+        with self._lock:
+            if self._fork_pending:
+                self._fork_pending = False
+                self.start()
+
     @property
     def active(self) -> bool:
         return self._started and not self._stopped
@@ -237,6 +269,8 @@ class SessionRecorder:
     def on_span_start(self, span: Any) -> None:
         if self._stopped:
             return
+        if self._fork_pending:
+            self._open_fork_files()
         ctx = span.context
         sid = ctx.span_id
         parent = span.parent
@@ -271,6 +305,8 @@ class SessionRecorder:
     def on_span_end(self, span: Any) -> None:
         if self._stopped:
             return
+        if self._fork_pending:
+            self._open_fork_files()
         ctx = span.context
         sid = ctx.span_id
         content = self._content.pop(sid, None)
@@ -378,6 +414,8 @@ class SessionRecorder:
         """
         if self._stopped or span is None or not span.is_recording():
             return False
+        if self._fork_pending:
+            self._open_fork_files()
         sid = span.get_span_context().span_id
         if sys_layer:
             n = self._sys_counts.get(sid, 0) + 1
@@ -403,6 +441,8 @@ class SessionRecorder:
     def record_message(self, role: str, content: Any, span: Any = None, **extra: Any) -> str | None:
         """Write one conversation message (once; repeats are found by hash). Returns its id in
         the first file."""
+        if self._fork_pending:
+            self._open_fork_files()
         message = {"role": role, "content": content, **extra}
         sid = span.get_span_context().span_id if span is not None else None
         ids = [
@@ -453,6 +493,8 @@ class SessionRecorder:
         auto: bool = False,
     ) -> int:
         """Record the conversation state so far; returns the 1-based snapshot id."""
+        if self._fork_pending:
+            self._open_fork_files()
         with self._lock:
             self.counts["snapshots"] += 1
             snapshot_id = self.counts["snapshots"]
@@ -556,3 +598,19 @@ def install_exit_handlers() -> None:
         signal.signal(signal.SIGTERM, _on_sigterm)
     except (ValueError, OSError):
         pass
+
+
+def _after_fork_in_child() -> None:
+    global _auto_lock
+    _auto_lock = threading.Lock()
+    rec = sink.active()
+    if isinstance(rec, SessionRecorder) and rec.active:
+        try:
+            rec._continue_in_forked_child()
+        except Exception as exc:
+            sink.set_active(None)  # record nothing rather than corrupt the parent's file
+            report_once("fork", "otel-agent-trace: cannot record in the forked process: %s", exc)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -133,6 +133,17 @@ class TierWriter:
                         os.close(self._fd)
                 self._fd = None
 
+    def abandon(self) -> None:
+        """In a forked child: let go of the inherited descriptor without writing to the file (and
+        without the lock, which a thread that does not exist in the child may hold)."""
+        fd, self._fd = self._fd, None
+        self._lock = threading.Lock()
+        if fd is not None:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
     @property
     def closed(self) -> bool:
         return self._fd is None

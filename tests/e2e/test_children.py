@@ -1,0 +1,52 @@
+"""Forked processes (multiprocessing workers, ``os.fork``) record into child files of the same
+session instead of writing the parent's file with the parent's ids."""
+
+from __future__ import annotations
+
+import zipfile
+from collections import Counter
+
+import orjson
+
+from otel_agent_trace import session_format as fmt
+
+from .helpers import AGENTS, assert_one_tree, load, only_session, run_instrumented
+
+
+def test_forked_children_write_their_own_files_joined_to_the_session(tmp_path):
+    done = run_instrumented(AGENTS / "forking_agent.py", tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[4, 9, 16, 25]"
+    directory = tmp_path / "agent-sessions"
+    parent_path = only_session(directory)
+    parent = load(parent_path)
+    assert parent.complete
+    assert_one_tree(parent)  # before the fix: the children's entries reused the parent's ids here
+    session_id = parent.session_id
+    agent = next(s for s in parent.spans if s.name == "invoke_agent forker")
+
+    children = sorted(directory.glob(f"{session_id}.p*.jsonl"))
+    assert children, "the forked processes recorded nothing"
+    child_squares = 0
+    all_ids: Counter[str] = Counter(e.id for e in parent.events)
+    for path in children:
+        child = load(path)
+        join = child.events[0]
+        assert join.type == fmt.SESSION_JOIN and join.parent_id == ""
+        assert join.data["session_id"] == session_id
+        assert join.data["metadata"]["parent_span_id"] == agent.span_id
+        for event in child.events[1:]:
+            assert event.parent_id in {e.id for e in child.events}
+        child_squares += sum(s.name == "execute_tool square" and s.finished for s in child.spans)
+        all_ids.update(e.id for e in child.events)
+    assert child_squares == 4  # three pool tasks and the os.fork child
+    assert [i for i, n in all_ids.items() if n > 1] == [], "entry ids collide across the session's files"
+    assert sum(s.name == "execute_tool square" for s in parent.spans) == 2
+
+    # Only the parent exports the ZIP, with the children's files after its own.
+    zips = sorted(directory.glob("*.zip"))
+    assert [z.name for z in zips] == [f"{session_id}.zip"]
+    with zipfile.ZipFile(zips[0]) as zf:
+        lines = zf.read(fmt.ZIP_EVENTS).splitlines()
+    roots = [orjson.loads(line)["type"] for line in lines if orjson.loads(line)["parent_id"] == ""]
+    assert roots[0] == fmt.SESSION_START and set(roots[1:]) == {fmt.SESSION_JOIN}
