@@ -37,8 +37,13 @@ def test_spans_reach_phoenix_with_the_same_tree_as_the_session_file(tmp_path, ph
     assert done.stdout.strip() == DEMO_ANSWER
     assert not stderr_problems(done.stderr), done.stderr
 
-    session = load(only_session(tmp_path / "agent-sessions"))
+    path = only_session(tmp_path / "agent-sessions")
+    session = load(path)
     assert_one_tree(session)
+    text = path.read_text()
+    assert (
+        "/v1/traces" not in text and f":{phoenix.port}" not in text and f":{phoenix.grpc_port}" not in text
+    ), "the export to the backend was recorded as the agent's own activity"
     local = {s.span_id: s for s in session.spans}
     assert all(s.finished for s in local.values())
     by_trace: dict[str, list] = {}
