@@ -127,7 +127,8 @@ _CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _KEY_SPLIT_RE = re.compile(r"[^a-z0-9]+")
 # A key in text is only considered when it contains one of these (the words check decides).
 _KEY_HINT = (
-    r"(?=[\w.\- ]{0,64}?(?i:secret|pass|pwd|token|auth|cookie|credential|key|jwt|dsn|sig|sess|bearer|otp))"
+    r"(?=[\w.\- ]{0,64}?(?i:secret|pass(?!es)|pwd|token(?!s)|auth(?!or(?!i))|cookie|credential|key"
+    r"|jwt|dsn|sig|sess|bearer|otp))"
 )
 
 _MARKER_RE = r"<redacted:[^<>\s]{1,120}>"
@@ -192,29 +193,48 @@ TOKEN_PATTERNS: tuple[tuple[str, str], ...] = (
     ("huggingface_token", r"(?<![\w-])hf_[A-Za-z0-9]{30,}"),
     ("jwt", r"(?<![\w-])eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}"),
 )
-_TOKEN_GROUPS = {f"t{i}": kind for i, (kind, _) in enumerate(TOKEN_PATTERNS)}
+# Each token pass runs only on text that holds one of its needles (``in`` is far cheaper than a scan).
+_TOKEN_NEEDLES = {
+    "private_key": ("-----BEGIN",),
+    "anthropic_key": ("sk-ant-",),
+    "openai_key": ("sk-",),
+    "stripe_key": ("_live_", "_test_"),
+    "github_token": ("gh", "github_pat_"),
+    "aws_access_key": ("AKIA", "ASIA"),
+    "slack_token": ("xox",),
+    "google_api_key": ("AIza",),
+    "huggingface_token": ("hf_",),
+    "jwt": ("eyJ",),
+}
+_TOKEN_PASSES = tuple((kind, _TOKEN_NEEDLES[kind], re.compile(src)) for kind, src in TOKEN_PATTERNS)
+# Words one of which every key-based rule (JSON, headers, flags, cookies) needs, lower-cased.
+_KEY_NEEDLES = ("secret", "pass", "pwd", "token", "auth", "cookie", "credential", "key", "jwt", "dsn", "sig")
+_KEY_NEEDLES += ("sess", "bearer", "otp")
 
-# Structural rules; each alternative is one named group (dispatched on ``lastgroup``).
+# Bearer tokens: all base64 / base64url characters.
+_BEARER = r"(?P<bearer>(?P<bearer_p>(?<![A-Za-z])(?i:bearer)[ \t]+)[A-Za-z0-9+/=._\-~]{8,})"
+# scheme://user:pass@host
+_USERINFO = r"(?P<userinfo>(?<=://)[^\s/?#@<>\"'\\]+@)"
+# Key-based rules, all within one line; each alternative is one named group (see ``lastgroup``).
 _STRUCTURAL = (
-    # Bearer tokens: all base64 / base64url characters.
-    r"(?P<bearer>(?P<bearer_p>(?<![A-Za-z])(?i:bearer)[ \t]+)[A-Za-z0-9+/=._\-~]{8,})",
-    # scheme://user:pass@host
-    r"(?P<userinfo>(?<=://)[^\s/?#@<>\"'\\]+@)",
     # "key": "value" (JSON, also once-escaped \"key\": \"value\") and 'key': 'value' (Python).
     r"(?P<kv>(?P<kv_q>\\{0,3}[\"'])" + _KEY_HINT + r"(?P<kv_k>[\w.\- ]{1,64}?)(?P=kv_q)"
     r"[ \t]*:[ \t]*(?P=kv_q)(?P<kv_v>[^\n]*?)(?<!\\)(?P=kv_q))",
     # --password hunter2, --api-key=abc, -token 'x'
     r"(?P<cli>(?<![^\s\"'=])(?P<cli_k>--?" + _KEY_HINT + r"[A-Za-z][\w\-]{0,63})(?P<cli_s>=|[ \t]+)"
     r"(?P<cli_v>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'<>\-][^\s\"'<>]*))",
-    # Cookie: a=b; c=d (the whole header value)
-    r"(?P<cookie>(?<![\w\-])(?P<cookie_p>(?i:set-cookie|cookie)[\"']?[ \t]*[:=][ \t]*)"
-    r"[^\s<>\"'][^\r\n<>\"']*)",
     # Authorization: Basic …, token=…, ?api_key=…, PASSWORD="…" (not a host:port after :// or @)
-    r"(?P<kva>(?<![\w\-])(?<!//)(?<!@)" + _KEY_HINT + r"(?P<kva_k>[A-Za-z_][\w.\-]{0,63})(?P<kva_q>[\"']?)"
+    r"(?P<kva>(?<![\w\-])(?<!//)(?<!@)(?=[A-Za-z_][\w.\-]{0,63}[\"']?[ \t]*[:=])"
+    + _KEY_HINT.replace(" ]", "]")
+    + r"(?P<kva_k>[A-Za-z_][\w.\-]{0,63})(?P<kva_q>[\"']?)"
     r"(?P<kva_s>[ \t]*[:=][ \t]*)"
-    r"(?P<kva_v>(?:(?i:bearer|basic|token|digest)[ \t]+)?(?:\"[^\"\n<>]+\"|'[^'\n<>]+'|[^\s\"'<>&,;)\]}]+)))",
+    r"(?P<kva_v>(?<=ookie:)[ \t]*[^\s<>\"'][^\r\n<>\"']*|(?<=ookie: )[^\s<>\"'][^\r\n<>\"']*"
+    r"|(?:(?i:bearer|basic|token|digest)[ \t]+)?(?:\"[^\"\n<>]+\"|'[^'\n<>]+'|[^\s\"'<>&,;)\]}]+)))",
 )
 _HOME_TAIL = r"(?=$|[/\s\"'`:;,)\]}>])"
+_BEARER_RE = re.compile(_BEARER)
+_USERINFO_RE = re.compile(_USERINFO)
+_KEYED_RE = re.compile("|".join([r"(?P<marker>" + _MARKER_RE + ")", *_STRUCTURAL]))
 
 
 class Redactor:
@@ -306,18 +326,14 @@ class Redactor:
             self._env_names = names
             values = sorted(names, key=len, reverse=True)
             self._max_secret = max((len(v) for v in values), default=0)
-            parts = [r"(?P<marker>" + _MARKER_RE + ")"]
-            if values:
-                parts.append("(?P<env>" + "|".join(re.escape(v) for v in values) + ")")
-            parts.extend(f"(?P<t{i}>{source})" for i, (_, source) in enumerate(TOKEN_PATTERNS))
+            self._env_values = tuple(values)
+            marker_part = r"(?P<marker>" + _MARKER_RE + ")"
+            env_part = "(?P<env>" + "|".join(re.escape(v) for v in values) + ")" if values else ""
+            self._env_re = re.compile(marker_part + "|" + env_part) if values else None
+            tokens = [f"(?P<t{i}>{source})" for i, (_, source) in enumerate(TOKEN_PATTERNS)]
             # Secrets that must not survive inside a marker-looking text or a key name we echo.
-            self._hidden_re = re.compile("|".join(parts[1:]))
-            parts.extend(_STRUCTURAL)
-            if self._home:
-                parts.append(
-                    r"(?P<home>(?:(?<=file://)|(?<![\w.~/\-]))" + re.escape(self._home) + _HOME_TAIL + ")"
-                )
-            self._re = re.compile("|".join(parts))
+            self._hidden_re = re.compile("|".join([env_part, *tokens] if values else tokens))
+            self._home_re = re.compile(re.escape(self._home) + _HOME_TAIL) if self._home else None
             self._clear()
 
     def _refresh(self) -> None:
@@ -390,18 +406,23 @@ class Redactor:
                 value = text
             if len(value) <= limit:
                 return self._text(value)
-            margin = max(1024, self._max_secret + 16)
-            head_len = limit + 4 * margin
+            margin = max(256, self._max_secret + 16)
+            head_len = limit + margin + 64
             while head_len < len(value):
                 red = self._text(value[:head_len])
                 # Unredacted leftovers of a secret cut at head_len lie in red's last `margin` chars.
                 if len(red) - margin >= limit:
-                    return self._text(_cut(red, limit, total=len(value), consumed=head_len))
+                    return self._recheck_tail(_cut(red, limit, total=len(value), consumed=head_len))
                 head_len *= 4
-            return self._text(_cut(self._text(value), limit))  # the cut is a new context: once more
+            return self._recheck_tail(_cut(self._text(value), limit))
         except Exception as exc:
             report_once(f"redact.error:{type(exc).__name__}", "otel-agent-trace: redaction failed: %r", exc)
             return marker("error")
+
+    def _recheck_tail(self, text: str) -> str:
+        """A cut is a new context for the rules near it (all within a line): redact that line again."""
+        i = text.rfind("\n") + 1
+        return text[:i] + self._text(text[i:])
 
     def _value(self, value: Any, depth: int) -> Any:
         if isinstance(value, str):
@@ -472,16 +493,70 @@ class Redactor:
         out = text
         for _ in range(4):  # a replacement changes its neighbours' context: repeat until stable
             before = out
-            out = self._re.sub(self._replace, out)
-            for kind, pattern in self._user:
-                out = pattern.sub(lambda m, kind=kind: self._replace_user(m, kind), out)
-            if out == before:
+            out, settled = self._once(out)
+            if settled or out == before:
                 break
         if len(text) <= 4096:
             if len(cache) >= 8192:
                 cache.clear()
             cache[text] = out
         return out
+
+    def _once(self, text: str) -> tuple[str, bool]:
+        """One pass of every rule, each only when the text holds what it needs; and whether the
+        result is settled (nothing but the home prefix changed, which no rule reacts to)."""
+        replace = self._replace
+        start = text
+        has = text.__contains__
+        if self._env_re is not None and any(map(has, self._env_values)):
+            text = self._env_re.sub(replace, text)
+        for kind, needles, pattern in _TOKEN_PASSES:
+            if any(map(has, needles)):
+                text = pattern.sub(lambda m, kind=kind: self._token(m, kind), text)
+                has = text.__contains__
+        low = text.lower()
+        if "bearer" in low:
+            text = _BEARER_RE.sub(replace, text)
+        if "://" in text:
+            text = _USERINFO_RE.sub(replace, text)
+        if ("=" in text or ":" in text or "-" in text) and any(map(low.__contains__, _KEY_NEEDLES)):
+            text = self._keyed_lines(text, low)
+        # "~" for the home prefix creates no new context for any rule: no second pass for it alone.
+        settled = text is start or text == start
+        if self._home_re is not None and self._home in text:
+            text = self._home_re.sub(self._home_sub, text)
+        for kind, pattern in self._user:
+            before = text
+            text = pattern.sub(lambda m, kind=kind: self._replace_user(m, kind), text)
+            settled = settled and text == before
+        return text, settled
+
+    def _home_sub(self, m: re.Match[str]) -> str:
+        """The home directory as a path prefix only (not ``/srv/home/me``, not ``x/home/me``)."""
+        i = m.start()
+        if i == 0:
+            return "~"
+        before = m.string[i - 1]
+        if before in "/" and m.string.endswith("file://", 0, i):
+            return "~"
+        return m.group(0) if before.isalnum() or before in "_.~/-" else "~"
+
+    def _keyed_lines(self, text: str, low: str) -> str:
+        """The key-based rules, on the lines that hold a key word (they never cross a line)."""
+        if len(text) <= 256 or "\n" not in text:
+            return _KEYED_RE.sub(self._replace, text)
+        lines = text.split("\n")
+        low_lines = low.split("\n") if len(low) == len(text) else [line.lower() for line in lines]
+        for i, line in enumerate(lines):
+            if not ("=" in line or ":" in line or "-" in line):
+                continue
+            if any(map(low_lines[i].__contains__, _KEY_NEEDLES)):
+                lines[i] = _KEYED_RE.sub(self._replace, line)
+        return "\n".join(lines)
+
+    def _token(self, m: re.Match[str], kind: str) -> str:
+        found = m.group(0)
+        return found if found in self._allow else marker(kind)
 
     def _replace_user(self, m: re.Match[str], kind: str) -> str:
         found = m.group(0)
@@ -498,15 +573,11 @@ class Redactor:
             return marker("env:" + self._env_names.get(found, "secret"))
         if group == "home":
             return "~"
-        if group in _TOKEN_GROUPS:
-            return found if found in self._allow else marker(_TOKEN_GROUPS[group])
         if group == "bearer":
             token = found[len(m.group("bearer_p")) :]
             return found if token in self._allow else m.group("bearer_p") + marker("bearer")
         if group == "userinfo":
             return found if found[:-1] in self._allow else marker("userinfo") + "@"
-        if group == "cookie":
-            return m.group("cookie_p") + marker("key:cookie")
         if group == "kv":
             return self._keyed(m, "kv_k", "kv_v", quoted=False)
         if group == "cli":
@@ -525,7 +596,7 @@ class Redactor:
         found = m.group(0)
         name = key.lstrip("-")
         if self._hidden_re.search(found, 0, start):  # a secret in the key itself
-            head = self._re.sub(self._replace, found[:start])
+            head = self._text(found[:start])
             found, start, end = head + found[start:], len(head), len(head) + (end - start)
             name = ""
         secret = is_secret_key(name) or (
@@ -539,7 +610,7 @@ class Redactor:
             if _SCHEME_ONLY.fullmatch(inner):  # "Authorization: Bearer" alone: nothing to hide
                 return found
             return found[:start] + quote + self._key_marker(name) + quote + found[end:]
-        return found[:start] + self._re.sub(self._replace, value) + found[end:]
+        return found[:start] + self._text(value) + found[end:]
 
 
 _FLAG_RE = re.compile(r"--?[A-Za-z][\w\-]{0,63}")

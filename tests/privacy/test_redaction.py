@@ -153,7 +153,7 @@ def test_headers_assignments_and_command_lines(r):
     assert r.redact_text("Authorization: Basic dXNlcjpwYXNz\nAccept: */*") == (
         "Authorization: <redacted:key:Authorization>\nAccept: */*"
     )
-    assert r.redact_text("Cookie: sessionid=abc; csrftoken=xyz\n") == "Cookie: <redacted:key:cookie>\n"
+    assert r.redact_text("Cookie: sessionid=abc; csrftoken=xyz\n") == "Cookie: <redacted:key:Cookie>\n"
     assert (
         r.redact_text("export STRIPE_SECRET=plain3 && run")
         == "export STRIPE_SECRET=<redacted:key:STRIPE_SECRET> && run"
@@ -228,7 +228,7 @@ def test_objects_are_redacted_in_the_form_they_are_written(r):
         def __repr__(self) -> str:
             return "Config(token='tok_9f8e7d6c5b4a')"
 
-    assert r.redact(Config()) == "Config(token='<redacted:key:token>')"
+    assert r.redact(Config()) == "Config(token='<redacted:env:MY_SERVICE_TOKEN>')"
     assert r.redact(ValueError("bad hunter2hunter2")) == "ValueError: bad <redacted:env:DB_PASSWORD>"
     assert r.redact(("a", 1, None, 2.5, True)) == ("a", 1, None, 2.5, True)
     assert r.redact(b"raw bytes") == b"raw bytes"  # written as size + hash, never as content
