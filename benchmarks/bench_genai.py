@@ -188,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
 
     configs = [c for c in args.configs.split(",") if c]
     results: dict[str, dict[str, dict]] = {}
-    with FakeLLMServer() as server:
+    with FakeLLMServer(keep_alive_streams=True) as server:
         for mode in ("chat", "stream"):
             per: dict[str, list[dict]] = {c: [] for c in configs}
             for r in range(args.rounds):

@@ -81,21 +81,26 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def _send_sse(self, recording: dict[str, Any]) -> None:
+        # The whole event stream in one body with a content-length: the client still parses it
+        # event by event. The connection closes after it, as most SSE servers do, unless the
+        # server keeps streams alive (steadier timings for benchmarks). A kept-alive connection
+        # pooled by a client cached across event loops (langchain-openai does) breaks the next loop.
+        body = b""
+        for item in recording["sse"]:
+            if item.get("event"):
+                body += f"event: {item['event']}\n".encode()
+            data = item["data"]
+            body += b"data: " + (data if isinstance(data, str) else json.dumps(data)).encode() + b"\n\n"
         self.send_response(recording.get("status", 200))
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")
-        self.send_header("connection", "close")
+        self.send_header("content-length", str(len(body)))
+        if not self.server.owner.keep_alive_streams:
+            self.send_header("connection", "close")
+            self.close_connection = True
         self.end_headers()
-        self.close_connection = True
         try:
-            for item in recording["sse"]:
-                chunk = b""
-                if item.get("event"):
-                    chunk += f"event: {item['event']}\n".encode()
-                data = item["data"]
-                chunk += b"data: " + (data if isinstance(data, str) else json.dumps(data)).encode() + b"\n\n"
-                self.wfile.write(chunk)
-                self.wfile.flush()
+            self.wfile.write(body)
         except (BrokenPipeError, ConnectionResetError):  # the client stopped reading: fine
             pass
 
@@ -109,7 +114,8 @@ class _Server(ThreadingHTTPServer):
 class FakeLLMServer:
     """The replay server. ``queue()`` a script of recordings; read ``requests`` afterwards."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep_alive_streams: bool = False) -> None:
+        self.keep_alive_streams = keep_alive_streams
         self.requests: list[dict[str, Any]] = []
         self._script: deque[dict[str, Any]] = deque()
         self._lock = threading.Lock()

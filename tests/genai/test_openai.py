@@ -210,3 +210,18 @@ def test_with_raw_response_still_works(openai_client, memory_exporter):
     raw = openai_client.chat.completions.with_raw_response.create(model="gpt-4o-mini", messages=USER)
     assert raw.parse().id == "chatcmpl-text001"
     assert _one(memory_exporter).name == "chat gpt-4o-mini"
+
+
+def test_parse_is_covered(openai_client, memory_exporter):
+    from pydantic import BaseModel
+
+    class Reply(BaseModel):
+        text: str
+
+    resp = openai_client.chat.completions.parse(
+        model="gpt-4o-mini",
+        messages=USER,
+        response_format={"type": "json_object"},
+    )
+    assert resp.choices[0].message.content == "Hello! How can I help you today?"
+    assert _one(memory_exporter).attributes["gen_ai.response.id"] == "chatcmpl-text001"

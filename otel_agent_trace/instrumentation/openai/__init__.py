@@ -1,5 +1,5 @@
-"""OpenAI Python SDK: ``chat.completions.create`` and ``responses.create``, sync and async,
-streamed or not (the ``.stream(...)`` helpers call ``create`` and are covered by it).
+"""OpenAI Python SDK: ``chat.completions.create``/``parse`` and ``responses.create``/``parse``,
+sync and async, streamed or not (the ``.stream(...)`` helpers call ``create``).
 
 ``opentelemetry-instrument`` loads this as ``agent_trace_openai``; by hand::
 
@@ -22,6 +22,11 @@ _TARGETS = (
     ("openai.resources.chat.completions", "AsyncCompletions.create", "chat", True),
     ("openai.resources.responses", "Responses.create", "responses", False),
     ("openai.resources.responses", "AsyncResponses.create", "responses", True),
+    # ``parse`` posts by itself (not through ``create``); its result has the same shape
+    ("openai.resources.chat.completions", "Completions.parse", "chat", False),
+    ("openai.resources.chat.completions", "AsyncCompletions.parse", "chat", True),
+    ("openai.resources.responses", "Responses.parse", "responses", False),
+    ("openai.resources.responses", "AsyncResponses.parse", "responses", True),
 )
 
 
