@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import signal
+import subprocess
 import time
 import zipfile
 from pathlib import Path
@@ -91,6 +92,29 @@ def test_sigterm_writes_the_zip(tmp_path):
     assert [e.id for e in zipped.events] == [e.id for e in session.events]
     work = [s for s in zipped.spans if s.name == "execute_tool work" and s.finished]
     assert len(work) >= reported
+
+
+@pytest.mark.parametrize("run", range(4))
+def test_sigterm_while_the_recorder_is_writing_never_hangs(tmp_path, run):
+    """Regression: SIGTERM's handler (which writes session.end and the ZIP) ran on the main thread
+    while it held the writer's lock in the middle of an entry, and the process hung forever."""
+    proc = start_instrumented(AGENTS / "tight_loop.py", tmp_path)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "running"
+    time.sleep(random.Random(run).uniform(0.0, 0.3))
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("the agent hung on SIGTERM")
+    proc.stdout.close()
+    proc.stderr.close()
+    assert proc.returncode == -signal.SIGTERM
+    directory = tmp_path / "agent-sessions"
+    session = load(only_session(directory))
+    assert session.complete
+    assert_one_tree(session)
+    assert only_session(directory, fmt.ZIP_SUFFIX).exists()
 
 
 def test_a_torn_last_line_is_tolerated_with_a_warning(tmp_path):

@@ -3,6 +3,7 @@ changes nothing for the agent."""
 
 from __future__ import annotations
 
+import signal
 import socket
 import time
 
@@ -10,7 +11,16 @@ import pytest
 
 from otel_agent_trace import session_format as fmt
 
-from .helpers import DEMO_AGENT, assert_one_tree, load, only_session, run_instrumented, stderr_problems
+from .helpers import (
+    AGENTS,
+    DEMO_AGENT,
+    assert_one_tree,
+    load,
+    only_session,
+    run_instrumented,
+    start_instrumented,
+    stderr_problems,
+)
 
 PROTOCOLS = ["http/protobuf", "grpc"]
 DEMO_ANSWER = "The examples folder holds a scripted demo agent; Python runs fine here."
@@ -61,6 +71,25 @@ def test_spans_reach_phoenix_with_the_same_tree_as_the_session_file(tmp_path, ph
         assert got["parent_id"] == span.parent_span_id
         assert got["name"] == span.name
         assert _attr(got, "session.id") == session.session_id
+
+
+@pytest.mark.phoenix
+def test_sigterm_still_forwards_what_finished(tmp_path, phoenix):
+    """SIGTERM kills the process without atexit: spans queued for the backend are sent first."""
+    proc = start_instrumented(AGENTS / "looping_agent.py", tmp_path, phoenix.otlp_env("http/protobuf"))
+    assert proc.stdout is not None
+    for _ in range(3):
+        assert proc.stdout.readline().startswith("step ")
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=60)
+    proc.stdout.close()
+    proc.stderr.close()
+    session = load(only_session(tmp_path / "agent-sessions"))
+    finished = [s for s in session.spans if s.finished]
+    assert len(finished) >= 3
+    trace_id = finished[0].trace_id
+    got = phoenix.spans(trace_id, expect=sum(s.trace_id == trace_id for s in finished))
+    assert {s.span_id for s in finished if s.trace_id == trace_id} <= {g["context"]["span_id"] for g in got}
 
 
 def _closed_port() -> int:

@@ -591,6 +591,7 @@ def install_exit_handlers() -> None:
             stop_active()
         except Exception as exc:  # pragma: no cover - best effort on the way out
             logger.warning("otel-agent-trace: export on SIGTERM failed: %s", exc)
+        _flush_forwarding()
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTERM)
 
@@ -598,6 +599,22 @@ def install_exit_handlers() -> None:
         signal.signal(signal.SIGTERM, _on_sigterm)
     except (ValueError, OSError):
         pass
+
+
+def _flush_forwarding() -> None:
+    """On SIGTERM (the process dies right after, without atexit): send what is queued for OTLP
+    backends, within the forwarding processors' bound (``OTEL_BSP_EXPORT_TIMEOUT``)."""
+    try:
+        from opentelemetry import trace
+
+        from ._processor import ForwardingSpanProcessor
+
+        active = getattr(trace.get_tracer_provider(), "_active_span_processor", None)
+        for proc in getattr(active, "_span_processors", ()):
+            if isinstance(proc, ForwardingSpanProcessor):
+                proc.shutdown()
+    except Exception as exc:  # pragma: no cover - best effort on the way out
+        logger.warning("otel-agent-trace: forwarding on SIGTERM failed: %s", exc)
 
 
 def _after_fork_in_child() -> None:

@@ -32,7 +32,9 @@ class TierWriter:
         self.prefix = prefix
         self._fsync = fsync
         self._seq = 0
-        self._lock = threading.Lock()
+        # Reentrant: SIGTERM's handler (which writes session.end) runs on the main thread, maybe
+        # while that thread is inside write(); a plain lock would deadlock the process there.
+        self._lock = threading.RLock()
         self._live: dict[int, str] = {}
         self._recent: OrderedDict[int, str] = OrderedDict()
         self._messages: OrderedDict[str, str] = OrderedDict()
@@ -78,13 +80,15 @@ class TierWriter:
         if self._fd is None:
             return None
         with self._lock:
+            # The id is taken before the write: a signal handler that stops the session while this
+            # thread is mid-write re-enters here (the lock is reentrant) and gets the next id.
             eid = f"{self.prefix}-{self._seq:04d}"
+            self._seq += 1
             entry = {"id": eid, "parent_id": parent_id}
             entry.update(fields)
             line = fmt.dumps(entry)
             if not self._write_all(line):
                 return None
-            self._seq += 1
             self.entries += 1
             self.bytes += len(line)
             if span_start is not None:
@@ -137,7 +141,7 @@ class TierWriter:
         """In a forked child: let go of the inherited descriptor without writing to the file (and
         without the lock, which a thread that does not exist in the child may hold)."""
         fd, self._fd = self._fd, None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         if fd is not None:
             try:
                 os.close(fd)

@@ -1,0 +1,44 @@
+"""The session file writer: reentrant (a signal handler may write while the main thread is
+mid-entry), ids never reused, and a forked child never writes the parent's file."""
+
+from __future__ import annotations
+
+import threading
+
+import orjson
+from opentelemetry.exporter.agent_session._writer import TierWriter
+
+
+class _WritesWhileSerialized:
+    """Serializing this value writes another entry first, as a SIGTERM handler stopping the
+    session does when the signal arrives while the main thread is inside ``write``."""
+
+    def __init__(self, writer: TierWriter):
+        self.writer = writer
+
+    def __repr__(self) -> str:
+        self.writer.write("", {"type": "session.end"})
+        return "interrupted value"
+
+
+def test_a_write_interrupted_by_another_write_on_the_same_thread(tmp_path):
+    writer = TierWriter(tmp_path / "s.jsonl", "trace", "abcd1234")
+    result: list[str | None] = []
+    fields = {"type": "span.start", "v": _WritesWhileSerialized(writer)}
+    worker = threading.Thread(target=lambda: result.append(writer.write("", fields)))
+    worker.start()
+    worker.join(timeout=10)
+    assert not worker.is_alive(), "the writer deadlocked on its own lock"
+    writer.close()
+    entries = [orjson.loads(line) for line in (tmp_path / "s.jsonl").read_bytes().splitlines()]
+    assert [e["type"] for e in entries] == ["session.end", "span.start"]
+    assert len({e["id"] for e in entries}) == 2, "the interrupting entry reused the interrupted one's id"
+    assert result == [entries[1]["id"]]
+
+
+def test_abandon_lets_go_of_the_file_without_writing(tmp_path):
+    writer = TierWriter(tmp_path / "s.jsonl", "trace", "abcd1234")
+    writer.write("", {"type": "session.start"})
+    writer.abandon()
+    assert writer.closed and writer.write("", {"type": "span.start"}) is None
+    assert len((tmp_path / "s.jsonl").read_bytes().splitlines()) == 1
