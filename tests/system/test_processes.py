@@ -168,3 +168,60 @@ def test_no_process_span_outside_a_session(system_layer, memory_exporter):
         subprocess.run(["true"])
         os.system("true")
     assert [s.name for s in memory_exporter.get_finished_spans()] == ["execute_tool quiet"]
+
+
+def test_devduck_style_shell_pty_fork_then_execvp_is_recorded(session):
+    """DevDuck's shell tool: ``pty.fork()`` then ``os.execvp("/bin/sh", …)`` in the child."""
+    import pty
+
+    with oat.tool("pty_shell"):
+        pid, master = pty.fork()
+        if pid == 0:  # the child
+            try:
+                os.execvp("/bin/sh", ["/bin/sh", "-c", "echo from-the-shell"])
+            finally:
+                os._exit(127)
+        output = b""
+        while True:
+            try:
+                chunk = os.read(master, 1024)
+            except OSError:
+                break
+            if not chunk:
+                break
+            output += chunk
+        os.close(master)
+        _, status = os.waitpid(pid, 0)
+    assert b"from-the-shell" in output and os.waitstatus_to_exitcode(status) == 0
+    all_entries = entries(session)
+    (fork,) = events_under(all_entries, tool_start(all_entries, "pty_shell"), "process.fork")
+    assert fork["attributes"]["process.pid"] == pid
+    # The child recorded its exec (into its own file of the same session) before it was replaced.
+    directory = session.files[0].parent
+    child_entries = [
+        orjson.loads(line)
+        for path in directory.glob("*.jsonl")
+        if path != session.files[0]
+        for line in path.read_bytes().splitlines()
+    ]
+    execs = [e for e in child_entries if e["type"] == "span.event" and e["name"] == "process.exec"]
+    assert [e["attributes"]["process.command_args"] for e in execs] == [
+        ["/bin/sh", "-c", "echo from-the-shell"]
+    ]
+    assert execs[0]["span_id"] == fork["span_id"]  # under the tool span, as in the parent
+
+
+def test_the_system_layer_setting_turns_recording_off(system_layer, provider, tmp_path):
+    from otel_agent_trace.settings import Settings
+
+    directory = tmp_path / "sessions"
+    settings = Settings(directory=directory, system_layer=False)
+    s = oat.session("off", directory=directory, settings=settings).start()
+    try:
+        with oat.tool("off_tool"):
+            subprocess.run(["true"])
+            (tmp_path / "f.txt").write_text("x")
+    finally:
+        s.stop()
+    kinds = {(e["type"], e.get("layer")) for e in entries(s)}
+    assert ("span.start", "sys") not in kinds and ("span.event", "sys") not in kinds

@@ -33,9 +33,7 @@ class _State:
 
     excluded: tuple[str, ...] = ("\0",)  # path prefixes never recorded (the sessions directory)
     cwd: str = ""
-    # In a forked child the inherited recorder is the parent's (same file, same id counter):
-    # writing to it would duplicate entry ids, so the child records nothing until it starts its own.
-    forked: bool = False
+    enabled: bool = True  # the session's AGENT_TRACE_SYSTEM_LAYER
 
 
 state = _State()
@@ -44,16 +42,9 @@ state = _State()
 def recorder() -> Any:
     """The active recorder if this moment may be recorded, else ``None``."""
     rec = sink._active
-    if rec is None:
+    if rec is None or not state.enabled:
         return None
-    if (
-        state.forked
-        or getattr(_tl, "busy", False)
-        or in_own_io()
-        or _get_value(_SUPPRESS_INSTRUMENTATION_KEY)
-    ):
-        return None
-    if not get_settings().system_layer:
+    if getattr(_tl, "busy", False) or in_own_io() or _get_value(_SUPPRESS_INSTRUMENTATION_KEY):
         return None
     return rec
 
@@ -96,17 +87,9 @@ def on_session(rec: Any) -> None:
             if form not in prefixes and form != os.sep:
                 prefixes.append(form)
     state.excluded = tuple(prefixes) or ("\0",)
-    state.forked = False
+    settings = getattr(rec, "settings", None) or get_settings()
+    state.enabled = bool(getattr(settings, "system_layer", True))
     refresh_cwd()
-
-
-def _after_fork_in_child() -> None:
-    state.forked = True
-    _tl.busy = False
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def refresh_cwd() -> str:
