@@ -1,1 +1,1 @@
-_instruments = ("langchain-core >= 0.3",)
+_instruments = ("langchain-core >= 0.3, < 2",)

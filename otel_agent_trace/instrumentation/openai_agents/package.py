@@ -1,1 +1,1 @@
-_instruments = ("openai-agents >= 0.2",)
+_instruments = ("openai-agents >= 0.2, < 1",)

@@ -1,1 +1,1 @@
-_instruments = ("strands-agents >= 1.0",)
+_instruments = ("strands-agents >= 1.0, < 2",)
