@@ -27,6 +27,11 @@ _SYS_PREFIXES = ("http.", "url.", "process.", "file.", "db.", "rpc.", "server.",
 _MAX_PENDING_CONTENT = 10_000
 
 
+def _span_event_limit(span: Any) -> int:
+    limit = getattr(getattr(span, "_limits", None), "max_events", None)
+    return limit if isinstance(limit, int) else 128
+
+
 def layer_of(attributes: Any) -> str:
     """The DevDuck layer of a span: tool calls, agent/model work, or system activity."""
     if not attributes:
@@ -426,8 +431,11 @@ class SessionRecorder:
                 span.set_attribute(semconv.SYS_EVENTS_DROPPED, n - cap)
                 return False
         ts = time.time_ns()
-        span.add_event(name, attributes or {}, timestamp=ts)
-        self._written_events.setdefault(sid, set()).add((name, ts))
+        # A span keeps at most SpanLimits.max_events (128) events, evicting the oldest: past that,
+        # system events go to the session file only (adding them to the span costs ~5 µs each).
+        if not sys_layer or n <= _span_event_limit(span):
+            span.add_event(name, attributes or {}, timestamp=ts)
+            self._written_events.setdefault(sid, set()).add((name, ts))
         ctx = span.get_span_context()
         trace_hex = f"{ctx.trace_id:032x}"
         span_hex = f"{sid:016x}"
