@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 import re
+import string
 import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -298,6 +299,7 @@ class Redactor:
 
     def _clear(self) -> None:
         self._cache = {}
+        self._pairs: dict[Any, tuple[Any, Any]] = {}
 
     def _secret_env(self) -> tuple[tuple[str, str], ...]:
         items = []
@@ -389,6 +391,31 @@ class Redactor:
         except Exception as exc:  # redaction must never break the writer or the exporter
             report_once(f"redact.error:{type(exc).__name__}", "otel-agent-trace: redaction failed: %r", exc)
             return marker("error")
+
+    def redact_attributes(self, attributes: Mapping[str, Any]) -> dict[str, Any]:
+        """Span attributes, redacted; each (key, value) pair is remembered, since spans repeat them
+        (a span's start and end, every call of the same tool)."""
+        try:
+            self._refresh()
+            cache = self._pairs
+            out: dict[str, Any] = {}
+            for key, value in attributes.items():
+                try:
+                    pair = (key, type(value), value)
+                    hit = cache.get(pair)
+                except TypeError:  # an unhashable value (a list): no memo
+                    pair, hit = None, None
+                if hit is None:
+                    hit = next(iter(self._value({key: value}, 0).items()))
+                    if pair is not None:
+                        if len(cache) >= 8192:
+                            cache.clear()
+                        cache[pair] = hit
+                out[hit[0]] = hit[1]
+            return out
+        except Exception as exc:
+            report_once(f"redact.error:{type(exc).__name__}", "otel-agent-trace: redaction failed: %r", exc)
+            return {"redaction": marker("error")}
 
     def redact_preview(self, value: Any, limit: int) -> Any:
         """Redacted, then cut to about ``limit`` characters (``…[+N chars]``). Only a bounded head
@@ -519,7 +546,7 @@ class Redactor:
             text = _BEARER_RE.sub(replace, text)
         if "://" in text:
             text = _USERINFO_RE.sub(replace, text)
-        if ("=" in text or ":" in text or "-" in text) and any(map(low.__contains__, _KEY_NEEDLES)):
+        if "=" in text or ":" in text or "-" in text:
             text = self._keyed_lines(text, low)
         # "~" for the home prefix creates no new context for any rule: no second pass for it alone.
         settled = text is start or text == start
@@ -542,17 +569,29 @@ class Redactor:
         return m.group(0) if before.isalnum() or before in "_.~/-" else "~"
 
     def _keyed_lines(self, text: str, low: str) -> str:
-        """The key-based rules, on the lines that hold a key word (they never cross a line)."""
-        if len(text) <= 256 or "\n" not in text:
+        """The key-based rules, on the lines where a key word really is a secret key followed by
+        its separator (checked with string operations: a regex scan of every line is slow)."""
+        if len(low) != len(text):  # case folding changed lengths: scan it all
             return _KEYED_RE.sub(self._replace, text)
-        lines = text.split("\n")
-        low_lines = low.split("\n") if len(low) == len(text) else [line.lower() for line in lines]
-        for i, line in enumerate(lines):
-            if not ("=" in line or ":" in line or "-" in line):
-                continue
-            if any(map(low_lines[i].__contains__, _KEY_NEEDLES)):
-                lines[i] = _KEYED_RE.sub(self._replace, line)
-        return "\n".join(lines)
+        starts: set[int] = set()
+        for word in _KEY_NEEDLES:
+            i = low.find(word)
+            while i != -1:
+                line = text.rfind("\n", 0, i) + 1
+                if line not in starts and _secret_key_at(text, i, len(word)):
+                    starts.add(line)
+                i = low.find(word, i + 1)
+        if not starts:
+            return text
+        out, last = [], 0
+        for line in sorted(starts):
+            end = text.find("\n", line)
+            end = len(text) if end == -1 else end
+            out.append(text[last:line])
+            out.append(_KEYED_RE.sub(self._replace, text[line:end]))
+            last = end
+        out.append(text[last:])
+        return "".join(out)
 
     def _token(self, m: re.Match[str], kind: str) -> str:
         found = m.group(0)
@@ -613,6 +652,40 @@ class Redactor:
         return found[:start] + self._text(value) + found[end:]
 
 
+_KEY_CHARS = frozenset(string.ascii_letters + string.digits + "_.-")
+
+
+def _secret_key_at(text: str, i: int, n: int) -> bool:
+    """Whether the key word at ``text[i:i+n]`` sits in a secret-looking key that a separator
+    follows (``api_key=``, ``"Authorization": ``, ``--password``), as the key rules need."""
+    size = len(text)
+    a = i
+    while a > 0 and i - a < 64 and text[a - 1] in _KEY_CHARS:
+        a -= 1
+    b = i + n
+    while b < size and b - a < 64 and text[b] in _KEY_CHARS:
+        b += 1
+    key = text[a:b]
+    if key.startswith("-"):  # a command-line flag: --password x, --api-key=x
+        return is_secret_key(key.lstrip("-"))
+    j = b
+    while j < size and j - b < 4 and text[j] in "\"'\\":
+        j += 1
+    if j > b and a > 0 and text[a - 1] == " ":  # a quoted key with spaces: "api key"
+        k = a - 1
+        while k > 0 and a - k < 64 and (text[k - 1] in _KEY_CHARS or text[k - 1] == " "):
+            k -= 1
+        if k > 0 and text[k - 1] in "\"'":
+            key = text[k:b]
+    while j < size and text[j] in " \t":
+        j += 1
+    if j >= size or text[j] not in ":=":
+        return False
+    if key.lower() == "key":
+        return a > 0 and text[a - 1] in "?&;"
+    return is_secret_key(key)
+
+
 _FLAG_RE = re.compile(r"--?[A-Za-z][\w\-]{0,63}")
 
 
@@ -643,10 +716,10 @@ def _cut(text: str, limit: int, total: int | None = None, consumed: int | None =
         return text
     cut = min(limit, len(text))
     opened = text.rfind("<", max(0, cut - 130), cut)
-    if opened != -1 and text.startswith("<redacted:", opened):
-        closed = text.find(">", opened)
-        if closed >= cut:
-            cut = closed + 1
+    if opened != -1:
+        whole = _MARKER_SUB.match(text, opened)
+        if whole is not None and whole.end() > cut:
+            cut = whole.end()
     rest = (len(text) - cut) + ((total or 0) - (consumed or 0))
     return text[:cut] + (f"…[+{rest} chars]" if rest > 0 else "")
 

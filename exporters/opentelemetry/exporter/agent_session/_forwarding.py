@@ -33,7 +33,7 @@ def redact_span(
         context=span.context,
         parent=span.parent,
         resource=_redacted_resource(span.resource, redactor, resources),
-        attributes=redactor.redact(dict(attrs)) if attrs else attrs,
+        attributes=redactor.redact_attributes(attrs) if attrs else attrs,
         events=[
             Event(
                 redactor.redact_text(e.name),

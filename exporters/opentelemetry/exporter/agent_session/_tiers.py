@@ -57,7 +57,7 @@ class TierPolicy:
     def attributes(self, attributes: dict[str, Any]) -> dict[str, Any]:
         if self.full or self._redactor is None or not attributes:
             return attributes
-        return self._redactor.redact(attributes)
+        return self._redactor.redact_attributes(attributes)
 
     def text(self, value: str) -> str:
         if self.full or self._redactor is None:
