@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import signal
 import socket
+import threading
 import time
 
 import pytest
@@ -126,3 +127,51 @@ def test_backend_down_changes_nothing_for_the_agent(tmp_path, protocol):
     assert all(s.finished for s in session.spans)
     assert sum(s.layer == "tool" for s in session.spans) == 3
     assert only_session(tmp_path / "agent-sessions", fmt.ZIP_SUFFIX).exists()
+
+
+class _Blackhole:
+    """A backend that accepts connections and never answers (a hung collector)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.port = self.sock.getsockname()[1]
+        self.held: list[socket.socket] = []
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.held.append(conn)
+
+    def close(self) -> None:
+        self.sock.close()
+        for conn in self.held:
+            conn.close()
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_a_hung_backend_does_not_hold_the_agent_or_its_exit(tmp_path, protocol):
+    hole = _Blackhole()
+    try:
+        env = {
+            "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{hole.port}",
+            "OTEL_EXPORTER_OTLP_PROTOCOL": protocol,
+            "OTEL_BSP_EXPORT_TIMEOUT": "2000",
+        }
+        started = time.monotonic()
+        done = run_instrumented(DEMO_AGENT, tmp_path, env, timeout=60)  # a hang fails here
+        print(f"{protocol}: exit after {time.monotonic() - started:.1f}s with a hung backend")
+    finally:
+        hole.close()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == DEMO_ANSWER
+    ours = [line for line in done.stderr.splitlines() if "otel-agent-trace" in line]
+    assert len(ours) == 1, f"one clear warning, got:\n{done.stderr}"
+    session = load(only_session(tmp_path / "agent-sessions"))
+    assert session.complete and all(s.finished for s in session.spans)
