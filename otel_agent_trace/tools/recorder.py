@@ -66,7 +66,7 @@ def _error(message: str, **data: Any) -> dict[str, Any]:
 
 def _start(name: str | None) -> dict[str, Any]:
     rec = sink.active()
-    if rec is not None and getattr(rec, "active", True):
+    if rec is not None:
         return _error(f"Already recording: {rec.session_id}", session_id=rec.session_id)
     from otel_agent_trace.api import session
 

@@ -49,8 +49,8 @@ def child_variables() -> dict[str, str]:
         out[TRACEPARENT] = carrier["traceparent"]
         if carrier.get("tracestate"):
             out[TRACESTATE] = carrier["tracestate"]
-    rec = sink.active()
-    if rec is not None and getattr(rec, "active", True):
+    rec = sink.active()  # a stopped recorder is no longer active; a forked child's one still is
+    if rec is not None:
         out[ENV_SESSION_ID] = rec.session_id
         settings = getattr(rec, "settings", None) or get_settings()
         directory = getattr(rec, "directory", None) or settings.directory

@@ -148,6 +148,10 @@ class SessionRecorder:
             self._started = True
             self.started_ns = time.time_ns()
             redactor = get_redactor()
+            if self.is_child:  # the same pid may have recorded before an exec (fork, then exec)
+                self.child_tag = _free_child_tag(
+                    self.directory, self.session_id, self.child_tag, self.settings
+                )
             prefix_salt = self.child_tag or ""
             for tier in self.settings.tiers:
                 default = self.directory / fmt.session_file_name(self.session_id, tier, self.child_tag)
@@ -544,6 +548,19 @@ class SessionRecorder:
 
 _auto_lock = threading.Lock()
 _sigterm_installed = False
+
+
+def _free_child_tag(directory: Path, session_id: str, tag: str | None, settings: Settings) -> str | None:
+    """``tag`` (``p<pid>``), or ``p<pid>-<n>`` when a process of that pid already wrote a child file
+    of this session (a forked child that recorded, then exec'd a Python run under the plug-in)."""
+    if not tag:
+        return tag
+    for n in range(1000):
+        candidate = tag if n == 0 else f"{tag}-{n}"
+        names = [fmt.session_file_name(session_id, tier, candidate) for tier in settings.tiers]
+        if not any(os.path.lexists(directory / name) for name in names):
+            return candidate
+    return tag
 
 
 def start_session(settings: Settings | None = None, **kwargs: Any) -> SessionRecorder:
