@@ -142,3 +142,22 @@ def test_child_python_processes_join_the_session_under_the_spawning_span(tmp_pat
     assert all(
         e.parent_id in ids for e in loaded.events if e.type not in (fmt.SESSION_START, fmt.SESSION_JOIN)
     )
+
+
+def _report_environment(queue) -> None:
+    queue.put((os.environ.get("TRACEPARENT"), os.environ.get("AGENT_TRACE_SESSION_ID")))
+
+
+def test_a_forked_child_gets_the_variables_in_its_environ(recording, context_instrumented):
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    with oat.tool("fork"):
+        want = expected(recording).split("|")
+        worker = ctx.Process(target=_report_environment, args=(queue,))
+        worker.start()
+        got = queue.get(timeout=60)
+        worker.join(60)
+    assert got == (want[0], recording.session_id)
+    assert "TRACEPARENT" not in os.environ  # only the child's environ changed
