@@ -53,17 +53,20 @@ _HOUSEKEEPING = _housekeeping_files()
 # --- attributes ----------------------------------------------------------------------------
 
 
+_MODES: dict[str, tuple[str, bool]] = {}  # mode string -> (access, create), memoised
+
+
 def _mode_attrs(attrs: dict[str, Any], mode: Any, flags: int) -> None:
     if isinstance(mode, str):
+        known = _MODES.get(mode)
+        if known is None:
+            access = "read_write" if "+" in mode else ("read" if "r" in mode else "write")
+            known = (access, "r" not in mode)
+            if len(_MODES) < 256:
+                _MODES[mode] = known
         attrs[n.FILE_MODE] = mode
-        if "+" in mode:
-            access = "read_write"
-        elif "r" in mode:
-            access = "read"
-        else:
-            access = "write"
-        attrs[n.FILE_ACCESS] = access
-        attrs[n.FILE_CREATE] = "r" not in mode
+        attrs[n.FILE_ACCESS] = known[0]
+        attrs[n.FILE_CREATE] = known[1]
     else:
         access = _FLAG_ACCESS.get(flags & _O_ACCMODE, "read")
         create = bool(flags & _O_CREAT)

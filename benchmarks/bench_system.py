@@ -1,0 +1,203 @@
+"""Cost of the system layer: ``open()``+close, ``subprocess.run(["true"])`` and a local HTTP GET,
+each unhooked vs hooked-but-no-session vs recording, side by side in one run.
+
+An audit hook cannot be removed, so each mode runs in a fresh interpreter of its own; rounds are
+interleaved (every round runs every mode once, in rotating order) so machine noise hits all
+modes alike, and each mode's result is the median over rounds of its paired ratio to the
+unhooked interpreter of the same round.
+
+Modes:
+  unhooked       no instrumentation at all
+  no-session     the three system instrumentors installed, no session has ever recorded
+  after-session  installed, and a session recorded and stopped (the audit hook is now in place)
+  recording      a session records; all operations of a measurement run inside one tool span
+                 and are recorded (the per-span cap is raised so every event is written)
+  recording/100  the same, with a new tool span every 100 operations (so the first events of a
+                 span, which also go on the span itself, weigh in)
+  devduck-style  for reference: ``builtins.open`` replaced by a wrapper that appends a dict to a
+                 list (what the DevDuck seed does; it sees only ``builtins.open``)
+  bare-audit-hook, bare-wrapt-open
+                 the two mechanisms alone, doing nothing: an audit hook that returns at once, and
+                 a pass-through ``wrapt`` FunctionWrapper on ``builtins.open``
+
+    python benchmarks/bench_system.py                    # 9 rounds
+    python benchmarks/bench_system.py --rounds 15 --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+MODES = (
+    "unhooked",
+    "no-session",
+    "after-session",
+    "recording",
+    "recording/100",
+    "devduck-style",
+    "bare-audit-hook",
+    "bare-wrapt-open",
+)
+OPS = {"open+close": 20_000, "subprocess.run(true)": 60, "http GET (requests)": 400}
+
+
+# --- the child: one interpreter, one mode, every op ------------------------------------------
+
+
+def _child(mode: str, url: str, workdir: str) -> None:
+    import builtins
+
+    target = os.path.join(workdir, "bench.txt")
+    with open(target, "w") as f:
+        f.write("x")
+    tool = None
+    if mode == "devduck-style":
+        events: list[dict] = []
+        real_open = builtins.open
+
+        def devduck_open(file, mode="r", *args, **kwargs):  # the seed's hook, in essence
+            events.append({"timestamp_ns": time.time_ns(), "layer": "sys", "event_type": "file.open",
+                           "data": {"path": str(file), "mode": mode}})  # fmt: skip
+            return real_open(file, mode, *args, **kwargs)
+
+        builtins.open = devduck_open
+    elif mode == "bare-audit-hook":
+        sys.addaudithook(lambda event, args: None)
+    elif mode == "bare-wrapt-open":
+        import wrapt
+
+        builtins.open = wrapt.FunctionWrapper(builtins.open, lambda wrapped, _i, a, k: wrapped(*a, **k))
+    elif mode != "unhooked":
+        import otel_agent_trace as oat
+        from otel_agent_trace.instrumentation.system.files import FilesInstrumentor
+        from otel_agent_trace.instrumentation.system.http import HTTPInstrumentor
+        from otel_agent_trace.instrumentation.system.processes import ProcessesInstrumentor
+        from otel_agent_trace.settings import Settings
+
+        for inst in (FilesInstrumentor(), ProcessesInstrumentor(), HTTPInstrumentor()):
+            inst.instrument()
+        if mode in ("after-session", "recording", "recording/100"):
+            directory = os.path.join(workdir, "sessions")
+            settings = Settings(directory=directory, sys_events_per_span=10**9, write_zip=False)
+            session = oat.session("bench", directory=directory, settings=settings).start()
+            if mode == "after-session":
+                session.stop()
+            else:
+                tool = oat.tool
+
+    import requests
+
+    http = requests.Session()
+    http.get(url).close()  # connect once: measure requests, not connection setup
+
+    def op_open() -> None:
+        open(target).close()
+
+    def op_run() -> None:
+        subprocess.run(["true"])
+
+    def op_get() -> None:
+        response = http.get(url)
+        response.close()
+
+    results = {}
+    for name, fn in zip(OPS, (op_open, op_run, op_get), strict=True):
+        n = OPS[name]
+        per_span = min(100, n) if mode == "recording/100" else n
+        best = float("inf")
+        for _ in range(3):
+            t0 = time.perf_counter()
+            for _ in range(n // per_span):
+                if tool is not None:
+                    with tool("bench"):
+                        for _ in range(per_span):
+                            fn()
+                else:
+                    for _ in range(per_span):
+                        fn()
+            best = min(best, (time.perf_counter() - t0) / n)
+        results[name] = best * 1e6
+    print(json.dumps(results))
+
+
+# --- the driver -----------------------------------------------------------------------------
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    wbufsize = 1 << 16  # headers and body leave in one write (no 40 ms delayed-ACK stall)
+    disable_nagle_algorithm = True
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"ok")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--json", action="store_true", help="print the raw numbers as JSON too")
+    parser.add_argument("--child", nargs=3, metavar=("MODE", "URL", "DIR"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        _child(*args.child)
+        return 0
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/bench"
+    costs: dict[str, dict[str, list[float]]] = {m: {op: [] for op in OPS} for m in MODES}
+    ratios: dict[str, dict[str, list[float]]] = {m: {op: [] for op in OPS} for m in MODES}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "AGENT_TRACE_"))}
+    for r in range(args.rounds):
+        order = MODES[r % len(MODES) :] + MODES[: r % len(MODES)]
+        round_costs = {}
+        for mode in order:
+            with tempfile.TemporaryDirectory() as workdir:
+                out = subprocess.run(
+                    [sys.executable, __file__, "--child", mode, url, workdir],
+                    capture_output=True,
+                    text=True,
+                    env=env,
+                    check=True,
+                ).stdout
+            round_costs[mode] = json.loads(out.strip().splitlines()[-1])
+        for mode in MODES:
+            for op in OPS:
+                costs[mode][op].append(round_costs[mode][op])
+                ratios[mode][op].append(round_costs[mode][op] / round_costs["unhooked"][op])
+        print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
+    server.shutdown()
+
+    print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cpus, "
+          f"{args.rounds} rounds (medians)")  # fmt: skip
+    print(f"{'mode':16s}" + "".join(f"{op:>28s}" for op in OPS))
+    for mode in MODES:
+        cells = []
+        for op in OPS:
+            cost = statistics.median(costs[mode][op])
+            ratio = statistics.median(ratios[mode][op])
+            cells.append(f"{cost:10.1f} µs {ratio:5.2f}×")
+        print(f"{mode:16s}" + "".join(f"{c:>28s}" for c in cells))
+    if args.json:
+        print(json.dumps({"costs_us": costs, "ratios": ratios}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
