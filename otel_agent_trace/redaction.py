@@ -329,6 +329,7 @@ class Redactor:
             values = sorted(names, key=len, reverse=True)
             self._max_secret = max((len(v) for v in values), default=0)
             self._env_values = tuple(values)
+            self._needles = (*values, *(n for _, needles, _ in _TOKEN_PASSES for n in needles), "://")
             marker_part = r"(?P<marker>" + _MARKER_RE + ")"
             env_part = "(?P<env>" + "|".join(re.escape(v) for v in values) + ")" if values else ""
             self._env_re = re.compile(marker_part + "|" + env_part) if values else None
@@ -534,18 +535,20 @@ class Redactor:
         result is settled (nothing but the home prefix changed, which no rule reacts to)."""
         replace = self._replace
         start = text
-        has = text.__contains__
-        if self._env_re is not None and any(map(has, self._env_values)):
-            text = self._env_re.sub(replace, text)
-        for kind, needles, pattern in _TOKEN_PASSES:
-            if any(map(has, needles)):
-                text = pattern.sub(lambda m, kind=kind: self._token(m, kind), text)
-                has = text.__contains__
+        if any(map(text.__contains__, self._needles)):  # env values, token shapes, "://"
+            has = text.__contains__
+            if self._env_re is not None and any(map(has, self._env_values)):
+                text = self._env_re.sub(replace, text)
+            for kind, needles, pattern in _TOKEN_PASSES:
+                if any(map(has, needles)):
+                    text = pattern.sub(lambda m, kind=kind: self._token(m, kind), text)
+                    has = text.__contains__
+            if "://" in text:
+                text = _USERINFO_RE.sub(replace, text)
         low = text.lower()
         if "bearer" in low:
             text = _BEARER_RE.sub(replace, text)
-        if "://" in text:
-            text = _USERINFO_RE.sub(replace, text)
+            low = text.lower()
         if "=" in text or ":" in text or "-" in text:
             text = self._keyed_lines(text, low)
         # "~" for the home prefix creates no new context for any rule: no second pass for it alone.
