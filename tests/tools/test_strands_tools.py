@@ -70,3 +70,51 @@ def test_strands_tool_spans_are_completed_not_duplicated(recording):
     assert boom.status == "ERROR" and boom.attributes["error.type"] == "RuntimeError"
     agent_span = next(s for s in spans if s.name.startswith("invoke_agent"))
     assert all(agent_span in ancestors(spans, s) for s in (add_span, boom))
+
+
+def test_strands_mcp_tool_is_one_span_with_the_model_call_id(recording):
+    """DevDuck's setup: Strands calling an MCP server's tool. Strands' span and the MCP layer are
+    the same call, so there is one span, with Strands' call id and the MCP details."""
+    from contextlib import asynccontextmanager
+
+    import anyio
+    from mcp.server.fastmcp import FastMCP
+    from mcp.shared.memory import create_client_server_memory_streams
+    from strands.tools.mcp import MCPClient
+
+    server = FastMCP("calc")
+
+    @server.tool()
+    def subtract(a: int, b: int) -> int:
+        """Subtract b from a."""
+        return a - b
+
+    @asynccontextmanager
+    async def in_memory_transport():
+        low = server._mcp_server
+        async with (
+            create_client_server_memory_streams() as (client_streams, server_streams),
+            anyio.create_task_group() as tg,
+        ):
+            tg.start_soon(lambda: low.run(server_streams[0], server_streams[1], low.create_initialization_options()))
+            try:
+                yield client_streams
+            finally:
+                tg.cancel_scope.cancel()
+
+    use = {"toolUseId": "tooluse_sub_1", "name": "subtract", "input": {"a": 9, "b": 4}}
+    model = ScriptedModel([[{"toolUse": use}], [{"text": "5"}]])
+    with MCPClient(in_memory_transport) as client:
+        agent = strands.Agent(model=model, tools=client.list_tools_sync(), callback_handler=None)
+        agent("9 - 4?")
+    files = recording.files
+    recording.stop()
+    spans = spans_of(files[0])
+    calls = [s for s in spans if s.name == "execute_tool subtract"]
+    assert len(calls) == 1
+    (call,) = calls
+    assert call.attributes["gen_ai.tool.call.id"] == "tooluse_sub_1"
+    assert call.attributes["gen_ai.tool.type"] == "extension"
+    assert call.attributes["mcp.method.name"] == "tools/call"
+    assert call.content["tool_arguments"] == {"a": 9, "b": 4}
+    assert call.content["tool_result"][0]["text"] == "5"
