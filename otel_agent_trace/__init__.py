@@ -12,6 +12,7 @@ Zero code: ``opentelemetry-instrument python agent.py``. For custom agents::
     session = oat.load_session("agent-sessions/<id>.zip")
 """
 
+from otel_agent_trace import redaction  # oat.redaction.add_pattern(...), .allow(...), .redact(...)
 from otel_agent_trace._version import __version__
 from otel_agent_trace.api import Session, agent, configure, record_message, session, snapshot, tool
 from otel_agent_trace.offline import LoadedSession, load_session
@@ -24,6 +25,7 @@ __all__ = [
     "configure",
     "load_session",
     "record_message",
+    "redaction",
     "session",
     "snapshot",
     "tool",
