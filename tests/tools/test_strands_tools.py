@@ -96,7 +96,8 @@ def test_strands_mcp_tool_is_one_span_with_the_model_call_id(recording):
             create_client_server_memory_streams() as (client_streams, server_streams),
             anyio.create_task_group() as tg,
         ):
-            tg.start_soon(lambda: low.run(server_streams[0], server_streams[1], low.create_initialization_options()))
+            options = low.create_initialization_options()
+            tg.start_soon(lambda: low.run(server_streams[0], server_streams[1], options))
             try:
                 yield client_streams
             finally:
