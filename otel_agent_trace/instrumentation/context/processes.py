@@ -80,7 +80,19 @@ def child_environment(env: Mapping[Any, Any] | None) -> dict[Any, Any] | None:
 
 # --- hooks ---------------------------------------------------------------------------------
 
-_ENV_INDEX = 6  # position of `env` after `self` in Popen._execute_child(args, executable, …, env, …)
+
+def _env_index() -> int:
+    """Position of ``env`` after ``self`` in ``Popen._execute_child(args, executable, …, env, …)``."""
+    import inspect
+    import subprocess
+
+    try:
+        return list(inspect.signature(subprocess.Popen._execute_child).parameters).index("env") - 1
+    except (ValueError, TypeError, AttributeError):
+        return 6
+
+
+_ENV_INDEX = _env_index()
 
 
 def _execute_child(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
