@@ -192,7 +192,11 @@ TOKEN_PATTERNS: tuple[tuple[str, str], ...] = (
     ("slack_token", r"(?<![\w-])xox[abposr]-[A-Za-z0-9\-]{10,}"),
     ("google_api_key", r"(?<![\w-])AIza[0-9A-Za-z_\-]{30,}"),
     ("huggingface_token", r"(?<![\w-])hf_[A-Za-z0-9]{30,}"),
-    ("jwt", r"(?<![\w-])eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}"),
+    # A JWT; at the very end of the text also a cut one (a preview's head may end inside it).
+    (
+        "jwt",
+        r"(?<![\w-])eyJ[A-Za-z0-9_\-]{5,}(?:\.[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}|(?:\.[A-Za-z0-9_\-]*)?\Z)",
+    ),
 )
 # Each token pass runs only on text that holds one of its needles (``in`` is far cheaper than a scan).
 _TOKEN_NEEDLES = {
@@ -220,7 +224,7 @@ _USERINFO = r"(?P<userinfo>(?<=://)[^\s/?#@<>\"'\\]+@)"
 _STRUCTURAL = (
     # "key": "value" (JSON, also once-escaped \"key\": \"value\") and 'key': 'value' (Python).
     r"(?P<kv>(?P<kv_q>\\{0,3}[\"'])" + _KEY_HINT + r"(?P<kv_k>[\w.\- ]{1,64}?)(?P=kv_q)"
-    r"[ \t]*:[ \t]*(?P=kv_q)(?P<kv_v>[^\n]*?)(?<!\\)(?P=kv_q))",
+    r"[ \t]*:[ \t]*(?P=kv_q)(?P<kv_v>[^\n]*?)(?:(?<!\\)(?P=kv_q)|\Z))",
     # --password hunter2, --api-key=abc, -token 'x'
     r"(?P<cli>(?<![^\s\"'=])(?P<cli_k>--?" + _KEY_HINT + r"[A-Za-z][\w\-]{0,63})(?P<cli_s>=|[ \t]+)"
     r"(?P<cli_v>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'<>\-][^\s\"'<>]*))",
@@ -434,7 +438,7 @@ class Redactor:
                 value = text
             if len(value) <= limit:
                 return self._text(value)
-            margin = max(256, self._max_secret + 16)
+            margin = max(128, self._max_secret + 16)
             head_len = limit + margin + 64
             while head_len < len(value):
                 red = self._text(value[:head_len])

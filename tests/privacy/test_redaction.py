@@ -241,6 +241,12 @@ def test_preview_is_redacted_before_it_is_cut(r):
         out = r.redact_preview(text, 500)
         assert not any(secret[:k] in out for k in range(8, len(secret) + 1)), at
         assert out.endswith("chars]") and len(out) < 600
+    jwt = "eyJhbGciOiJIUzI1NiJ9." + "eyJzdWIiOi" + "x" * 900 + ".sig0123456789"
+    for at in (300, 450, 495):  # the redacted head may end inside a long token: never half of it
+        out = r.redact_preview("y" * at + " " + jwt + " tail" * 100, 500)
+        assert "eyJzdWIiOi" not in out and "xxxxxxxxxx" not in out, at
+    long_value = '{"token": "' + "v" * 2000 + '"}'
+    assert "vvvvvvvvvv" not in r.redact_preview(long_value, 500)
     assert r.redact_preview({"api_key": "abc", "q": "x"}, 500) == {
         "api_key": "<redacted:key:api_key>",
         "q": "x",
