@@ -114,13 +114,16 @@ def _popen_init(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict
         report_once("process.start", "otel-agent-trace: process span failed: %r", exc)
         return wrapped(*args, **kwargs)
     token = otel_context.attach(trace.set_span_in_context(span))
+    _tl.busy = True  # Popen's own plumbing (opening /dev/null for DEVNULL, pipes) is not the tool's
     try:
         result = wrapped(*args, **kwargs)
     except Exception as exc:
+        _tl.busy = False
         record_error(span, exc)
         span.end()
         raise
     finally:
+        _tl.busy = False
         otel_context.detach(token)
     try:
         span.set_attribute(n.PROCESS_PID, instance.pid)
