@@ -161,3 +161,11 @@ def test_a_forked_child_gets_the_variables_in_its_environ(recording, context_ins
         worker.join(60)
     assert got == (want[0], recording.session_id)
     assert "TRACEPARENT" not in os.environ  # only the child's environ changed
+
+
+def test_bytes_environment_gets_bytes_variables(recording, context_instrumented):
+    with oat.tool("spawn"):
+        want = expected(recording)
+        env = {b"PATH": os.environb[b"PATH"]}
+        shown = subprocess.run(["sh", "-c", SHOW], env=env, capture_output=True).stdout.decode().strip()
+    assert shown == want
