@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import os
 import re
-import string
 import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -304,6 +303,7 @@ class Redactor:
     def _clear(self) -> None:
         self._cache = {}
         self._pairs: dict[Any, tuple[Any, Any]] = {}
+        self._key_markers: dict[str, str] = {}
 
     def _secret_env(self) -> tuple[tuple[str, str], ...]:
         items = []
@@ -511,9 +511,14 @@ class Redactor:
 
     def _key_marker(self, key: str) -> str:
         """``<redacted:key:NAME>``, or ``<redacted:key>`` when the name itself holds a secret."""
-        if not key or self._hidden_re.search(key) or "<" in key:
-            return marker("key")
-        return marker("key:" + key)
+        found = self._key_markers.get(key)
+        if found is None:
+            hidden = not key or "<" in key or self._hidden_re.search(key) is not None
+            found = marker("key") if hidden else marker("key:" + key)
+            if len(self._key_markers) >= 4096:
+                self._key_markers.clear()
+            self._key_markers[key] = found
+        return found
 
     def _text(self, text: str) -> str:
         if len(text) < 5 and not self._user:
@@ -659,35 +664,26 @@ class Redactor:
         return found[:start] + self._text(value) + found[end:]
 
 
-_KEY_CHARS = frozenset(string.ascii_letters + string.digits + "_.-")
+_KEY_RUN = re.compile(r"[A-Za-z0-9_.\-]*")
+_SPACED_KEY_RUN = re.compile(r"[A-Za-z0-9_.\- ]*")
+_AFTER_KEY = re.compile(r"([\"'\\]{0,4})[ \t]*([:=]?)")
 
 
 def _secret_key_at(text: str, i: int, n: int) -> bool:
     """Whether the key word at ``text[i:i+n]`` sits in a secret-looking key that a separator
     follows (``api_key=``, ``"Authorization": ``, ``--password``), as the key rules need."""
-    size = len(text)
-    a = i
-    while a > 0 and i - a < 64 and text[a - 1] in _KEY_CHARS:
-        a -= 1
-    b = i + n
-    while b < size and b - a < 64 and text[b] in _KEY_CHARS:
-        b += 1
+    a = i - _KEY_RUN.match(text[max(0, i - 64) : i][::-1]).end()  # type: ignore[union-attr]
+    b = _KEY_RUN.match(text, i + n, i + n + 64).end()  # type: ignore[union-attr]
     key = text[a:b]
     if key.startswith("-"):  # a command-line flag: --password x, --api-key=x
         return is_secret_key(key.lstrip("-"))
-    j = b
-    while j < size and j - b < 4 and text[j] in "\"'\\":
-        j += 1
-    if j > b and a > 0 and text[a - 1] == " ":  # a quoted key with spaces: "api key"
-        k = a - 1
-        while k > 0 and a - k < 64 and (text[k - 1] in _KEY_CHARS or text[k - 1] == " "):
-            k -= 1
+    after = _AFTER_KEY.match(text, b)
+    if after is None or not after.group(2):
+        return False
+    if after.group(1) and a > 0 and text[a - 1] == " ":  # a quoted key with spaces: "api key"
+        k = a - _SPACED_KEY_RUN.match(text[max(0, a - 64) : a][::-1]).end()  # type: ignore[union-attr]
         if k > 0 and text[k - 1] in "\"'":
             key = text[k:b]
-    while j < size and text[j] in " \t":
-        j += 1
-    if j >= size or text[j] not in ":=":
-        return False
     if key.lower() == "key":
         return a > 0 and text[a - 1] in "?&;"
     return is_secret_key(key)
