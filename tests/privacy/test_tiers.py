@@ -168,3 +168,16 @@ def test_an_existing_open_directory_is_left_alone_but_reported(provider, tmp_pat
     assert _mode(shared) == 0o755
     assert all(_mode(p) == 0o600 for p in shared.glob("*.checkpoint.*"))
     assert "open to others" in caplog.text and str(shared) in caplog.text
+
+
+def test_one_file_for_both_tiers_under_opentelemetry_instrument(tmp_path):
+    """Zero-code: the agent still runs, nothing is recorded, and stderr says why."""
+    from tests.e2e.helpers import run_instrumented
+
+    script = tmp_path / "agent.py"
+    script.write_text("import otel_agent_trace as oat\nwith oat.agent('a'):\n    pass\nprint('agent ran')\n")
+    env = {"AGENT_TRACE_TRACE_PATH": "run.jsonl", "AGENT_TRACE_CHECKPOINT_PATH": "./x/../run.jsonl"}
+    done = run_instrumented(script, tmp_path, env)
+    assert done.returncode == 0 and done.stdout.strip() == "agent ran"
+    assert "AGENT_TRACE_TRACE_PATH and AGENT_TRACE_CHECKPOINT_PATH name the same file" in done.stderr
+    assert not list(tmp_path.glob("**/*.jsonl"))
