@@ -34,13 +34,12 @@ def instrumented(provider: Any) -> Iterator[None]:
         instrumentors.append(StrandsInstrumentor())
     except ImportError:
         pass
-    for inst in instrumentors:
-        if not inst.is_instrumented_by_opentelemetry:
-            inst.instrument(tracer_provider=provider)
+    mine = [inst for inst in instrumentors if not inst.is_instrumented_by_opentelemetry]
+    for inst in mine:
+        inst.instrument(tracer_provider=provider)
     yield
-    for inst in instrumentors:
-        if inst.is_instrumented_by_opentelemetry:
-            inst.uninstrument()
+    for inst in mine:  # only what this package switched on
+        inst.uninstrument()
 
 
 @pytest.fixture(scope="package")
