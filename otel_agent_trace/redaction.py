@@ -672,15 +672,18 @@ _AFTER_KEY = re.compile(r"([\"'\\]{0,4})[ \t]*([:=]?)")
 def _secret_key_at(text: str, i: int, n: int) -> bool:
     """Whether the key word at ``text[i:i+n]`` sits in a secret-looking key that a separator
     follows (``api_key=``, ``"Authorization": ``, ``--password``), as the key rules need."""
-    a = i - _KEY_RUN.match(text[max(0, i - 64) : i][::-1]).end()  # type: ignore[union-attr]
     b = _KEY_RUN.match(text, i + n, i + n + 64).end()  # type: ignore[union-attr]
+    after = _AFTER_KEY.match(text, b)
+    separated = after is not None and bool(after.group(2))
+    if not separated and "-" not in text[max(0, i - 64) : i]:
+        return False  # neither "key: value" nor "--flag value"
+    a = i - _KEY_RUN.match(text[max(0, i - 64) : i][::-1]).end()  # type: ignore[union-attr]
     key = text[a:b]
     if key.startswith("-"):  # a command-line flag: --password x, --api-key=x
         return is_secret_key(key.lstrip("-"))
-    after = _AFTER_KEY.match(text, b)
-    if after is None or not after.group(2):
+    if not separated:
         return False
-    if after.group(1) and a > 0 and text[a - 1] == " ":  # a quoted key with spaces: "api key"
+    if after.group(1) and a > 0 and text[a - 1] == " ":  # type: ignore[union-attr]  # "api key": …
         k = a - _SPACED_KEY_RUN.match(text[max(0, a - 64) : a][::-1]).end()  # type: ignore[union-attr]
         if k > 0 and text[k - 1] in "\"'":
             key = text[k:b]
