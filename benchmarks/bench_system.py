@@ -1,27 +1,27 @@
 """Cost of the system layer: ``open()``+close, ``subprocess.run(["true"])`` and a local HTTP GET,
 each unhooked vs hooked-but-no-session vs recording, side by side in one run.
 
-An audit hook cannot be removed, so each mode runs in a fresh interpreter of its own; rounds are
-interleaved (every round runs every mode once, in rotating order) so machine noise hits all
-modes alike, and each mode's result is the median over rounds of its paired ratio to the
-unhooked interpreter of the same round.
+An audit hook cannot be removed, so each mode lives in an interpreter of its own: one worker
+process per mode, all started at once and kept alive. The driver then asks them in turn (order
+rotating each round) for one short batch of an operation, so that machine noise hits every mode
+alike; each mode's result is the median over rounds of its paired ratio to the unhooked worker's
+batch of the same round.
 
 Modes:
-  unhooked       no instrumentation at all
-  no-session     the three system instrumentors installed, no session has ever recorded
-  after-session  installed, and a session recorded and stopped (the audit hook is now in place)
-  recording      a session records; all operations of a measurement run inside one tool span
-                 and are recorded (the per-span cap is raised so every event is written)
-  recording/100  the same, with a new tool span every 100 operations (so the first events of a
-                 span, which also go on the span itself, weigh in)
-  devduck-style  for reference: ``builtins.open`` replaced by a wrapper that appends a dict to a
-                 list (what the DevDuck seed does; it sees only ``builtins.open``)
-  bare-audit-hook, bare-wrapt-open
-                 the two mechanisms alone, doing nothing: an audit hook that returns at once, and
-                 a pass-through ``wrapt`` FunctionWrapper on ``builtins.open``
+  unhooked         no instrumentation at all
+  no-session       the three system instrumentors installed, no session has ever recorded
+  after-session    installed, and a session recorded and stopped (the audit hook is now in place)
+  recording        a session records and one tool span stays open: every operation is recorded
+                   (the per-span cap is raised so that every event is written, none dropped)
+  recording/100    the same with a new tool span every 100 operations (the first 128 events of
+                   a span also go on the span itself)
+  devduck-style    for reference: ``builtins.open`` replaced by a wrapper that appends a dict to
+                   a list (the DevDuck seed's hook in essence; it sees only ``builtins.open``)
+  bare-audit-hook  the mechanisms alone, doing nothing: an audit hook that returns at once,
+  bare-wrapt-open  and a pass-through ``wrapt`` FunctionWrapper on ``builtins.open``
 
-    python benchmarks/bench_system.py                    # 9 rounds
-    python benchmarks/bench_system.py --rounds 15 --json
+    python benchmarks/bench_system.py                    # 30 rounds
+    python benchmarks/bench_system.py --rounds 60 --json
 """
 
 from __future__ import annotations
@@ -48,13 +48,13 @@ MODES = (
     "bare-audit-hook",
     "bare-wrapt-open",
 )
-OPS = {"open+close": 20_000, "subprocess.run(true)": 60, "http GET (requests)": 400}
+OPS = {"open+close": 2000, "subprocess.run(true)": 10, "http GET (requests)": 50}  # per batch
 
 
-# --- the child: one interpreter, one mode, every op ------------------------------------------
+# --- a worker: one interpreter, one mode, batches on request ------------------------------------------
 
 
-def _child(mode: str, url: str, workdir: str) -> None:
+def _worker(mode: str, url: str, workdir: str) -> None:
     import builtins
 
     target = os.path.join(workdir, "bench.txt")
@@ -110,24 +110,29 @@ def _child(mode: str, url: str, workdir: str) -> None:
         response = http.get(url)
         response.close()
 
-    results = {}
-    for name, fn in zip(OPS, (op_open, op_run, op_get), strict=True):
-        n = OPS[name]
-        per_span = min(100, n) if mode == "recording/100" else n
-        best = float("inf")
-        for _ in range(3):
-            t0 = time.perf_counter()
-            for _ in range(n // per_span):
-                if tool is not None:
-                    with tool("bench"):
-                        for _ in range(per_span):
-                            fn()
-                else:
-                    for _ in range(per_span):
+    ops = dict(zip(OPS, (op_open, op_run, op_get), strict=True))
+    per_span = 100 if mode == "recording/100" else None
+    if tool is not None and per_span is None:
+        tool("bench").__enter__()  # one tool span for the worker's whole life
+    done = 0
+    print("ready", flush=True)
+    while line := sys.stdin.readline():  # "<op>\t<n>": run a batch, answer µs per operation
+        name, count = line.rstrip("\n").split("\t")
+        fn, n = ops[name], int(count)
+        t0 = time.perf_counter()
+        if per_span is None:
+            for _ in range(n):
+                fn()
+        else:
+            left = n
+            while left:
+                batch = min(left, per_span - done % per_span)
+                with tool("bench"):
+                    for _ in range(batch):
                         fn()
-            best = min(best, (time.perf_counter() - t0) / n)
-        results[name] = best * 1e6
-    print(json.dumps(results))
+                done += batch
+                left -= batch
+        print((time.perf_counter() - t0) / n * 1e6, flush=True)
 
 
 # --- the driver -----------------------------------------------------------------------------
@@ -150,12 +155,12 @@ class _Handler(BaseHTTPRequestHandler):
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--json", action="store_true", help="print the raw numbers as JSON too")
-    parser.add_argument("--child", nargs=3, metavar=("MODE", "URL", "DIR"), help=argparse.SUPPRESS)
+    parser.add_argument("--worker", nargs=3, metavar=("MODE", "URL", "DIR"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.child:
-        _child(*args.child)
+    if args.worker:
+        _worker(*args.worker)
         return 0
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
@@ -164,24 +169,38 @@ def main(argv: list[str] | None = None) -> int:
     costs: dict[str, dict[str, list[float]]] = {m: {op: [] for op in OPS} for m in MODES}
     ratios: dict[str, dict[str, list[float]]] = {m: {op: [] for op in OPS} for m in MODES}
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "AGENT_TRACE_"))}
-    for r in range(args.rounds):
-        order = MODES[r % len(MODES) :] + MODES[: r % len(MODES)]
-        round_costs = {}
-        for mode in order:
-            with tempfile.TemporaryDirectory() as workdir:
-                out = subprocess.run(
-                    [sys.executable, __file__, "--child", mode, url, workdir],
-                    capture_output=True,
-                    text=True,
-                    env=env,
-                    check=True,
-                ).stdout
-            round_costs[mode] = json.loads(out.strip().splitlines()[-1])
+    with tempfile.TemporaryDirectory() as tmp:
+        workers = {}
         for mode in MODES:
-            for op in OPS:
-                costs[mode][op].append(round_costs[mode][op])
-                ratios[mode][op].append(round_costs[mode][op] / round_costs["unhooked"][op])
-        print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
+            workdir = os.path.join(tmp, mode.replace("/", "-"))
+            os.mkdir(workdir)
+            workers[mode] = subprocess.Popen(
+                [sys.executable, __file__, "--worker", mode, url, workdir],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                env=env,
+            )
+        for worker in workers.values():
+            assert worker.stdout.readline().strip() == "ready"
+        for r in range(args.rounds + 1):  # round 0 warms up, not counted
+            order = MODES[r % len(MODES) :] + MODES[: r % len(MODES)]
+            for op, n in OPS.items():
+                batch = {}
+                for mode in order:
+                    workers[mode].stdin.write(f"{op}\t{n}\n")
+                    workers[mode].stdin.flush()
+                    batch[mode] = float(workers[mode].stdout.readline())
+                if r == 0:
+                    continue
+                for mode in MODES:
+                    costs[mode][op].append(batch[mode])
+                    ratios[mode][op].append(batch[mode] / batch["unhooked"])
+            if r and r % 10 == 0:
+                print(f"round {r}/{args.rounds} done", file=sys.stderr)
+        for worker in workers.values():
+            worker.stdin.close()
+            worker.wait()
     server.shutdown()
 
     print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cpus, "
