@@ -142,7 +142,9 @@ class SessionRecorder:
     # --- lifecycle -----------------------------------------------------------------------------
 
     def start(self) -> SessionRecorder:
-        with self._lock:
+        # own_io: what starting does (reading package metadata, opening files) is not the agent's
+        # activity; it matters in a forked child, where this recorder is already the active one.
+        with self._lock, own_io():
             if self._started:
                 return self
             self._started = True

@@ -8,9 +8,12 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace._internal.guard import own_io, report_once
 
+_LINE = fmt._OPTS | orjson.OPT_APPEND_NEWLINE  # exactly fmt.dumps' options
 _RECENT_SPANS = 8192  # ended spans whose entry ids we remember (late children still find them)
 _SEEN_MESSAGES = 100_000  # message hashes remembered for de-duplication
 
@@ -86,8 +89,16 @@ class TierWriter:
             self._seq += 1
             entry = {"id": eid, "parent_id": parent_id}
             entry.update(fields)
-            line = fmt.dumps(entry)
-            if not self._write_all(line):
+            try:  # the common case without fmt.dumps' frame; it handles whatever orjson cannot
+                line = orjson.dumps(entry, option=_LINE)
+            except (TypeError, orjson.JSONEncodeError):
+                line = fmt.dumps(entry)
+            try:
+                written = os.write(self._fd, line)  # type: ignore[arg-type]
+            except OSError as exc:
+                self._failed(exc)
+                return None
+            if (written != len(line) or self._fsync) and not self._write_all(line, written):
                 return None
             self.entries += 1
             self.bytes += len(line)
@@ -105,22 +116,24 @@ class TierWriter:
                     self._messages.popitem(last=False)
             return eid
 
-    def _write_all(self, data: bytes) -> bool:
-        # No own_io() here: os.write/os.fsync raise no audit events and nothing wraps them (the
-        # flag matters for open/close), and this is the hot path of every span.
+    def _write_all(self, data: bytes, written: int) -> bool:
+        """Finish a short write (full disk, a signal) and fsync if asked. No own_io() around the
+        writes: os.write/os.fsync raise no audit events and nothing wraps them (the flag matters
+        for open/close), and this is the hot path of every span."""
         try:
-            written = os.write(self._fd, data)  # type: ignore[arg-type]
-            if written != len(data):  # a short write (full disk, signal): finish the line
-                view = memoryview(data)[written:]
-                while view:
-                    view = view[os.write(self._fd, view) :]  # type: ignore[arg-type]
+            view = memoryview(data)[written:]
+            while view:
+                view = view[os.write(self._fd, view) :]  # type: ignore[arg-type]
             if self._fsync:
                 os.fsync(self._fd)  # type: ignore[arg-type]
             return True
         except OSError as exc:
-            self.failed = True
-            report_once(f"write:{self.path}", "otel-agent-trace: cannot write %s: %s", self.path, exc)
+            self._failed(exc)
             return False
+
+    def _failed(self, exc: OSError) -> None:
+        self.failed = True
+        report_once(f"write:{self.path}", "otel-agent-trace: cannot write %s: %s", self.path, exc)
 
     def open_spans(self) -> dict[int, str]:
         with self._lock:
