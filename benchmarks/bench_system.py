@@ -60,6 +60,17 @@ def _worker(mode: str, url: str, workdir: str) -> None:
     target = os.path.join(workdir, "bench.txt")
     with open(target, "w") as f:
         f.write("x")
+    # Every worker imports the same modules, hooked or not, so that only the hooks differ (a
+    # bigger heap alone makes the garbage collector's full passes, and so every op, slower).
+    import opentelemetry.sdk.trace  # noqa: F401
+    import requests
+
+    import otel_agent_trace as oat
+    from otel_agent_trace.instrumentation.system.files import FilesInstrumentor
+    from otel_agent_trace.instrumentation.system.http import HTTPInstrumentor
+    from otel_agent_trace.instrumentation.system.processes import ProcessesInstrumentor
+    from otel_agent_trace.settings import Settings
+
     tool = None
     if mode == "devduck-style":
         events: list[dict] = []
@@ -78,12 +89,6 @@ def _worker(mode: str, url: str, workdir: str) -> None:
 
         builtins.open = wrapt.FunctionWrapper(builtins.open, lambda wrapped, _i, a, k: wrapped(*a, **k))
     elif mode != "unhooked":
-        import otel_agent_trace as oat
-        from otel_agent_trace.instrumentation.system.files import FilesInstrumentor
-        from otel_agent_trace.instrumentation.system.http import HTTPInstrumentor
-        from otel_agent_trace.instrumentation.system.processes import ProcessesInstrumentor
-        from otel_agent_trace.settings import Settings
-
         for inst in (FilesInstrumentor(), ProcessesInstrumentor(), HTTPInstrumentor()):
             inst.instrument()
         if mode in ("after-session", "recording", "recording/100"):
@@ -94,8 +99,6 @@ def _worker(mode: str, url: str, workdir: str) -> None:
                 session.stop()
             else:
                 tool = oat.tool
-
-    import requests
 
     http = requests.Session()
     http.get(url).close()  # connect once: measure requests, not connection setup
