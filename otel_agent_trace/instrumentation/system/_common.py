@@ -26,6 +26,7 @@ _tl = threading.local()
 _get_value = otel_context.get_value
 _current_span = trace.get_current_span
 _POSIX = os.sep == "/"
+_OS_SUPPORT_SETS = ("supports_dir_fd", "supports_fd", "supports_follow_symlinks", "supports_effective_ids")
 
 
 class _State:
@@ -144,7 +145,7 @@ def replace_attr(
     saved[(owner, name)] = original
     setattr(owner, name, wrapper)
     if owner is os:  # keep `os.open in os.supports_dir_fd` style checks true
-        for group in ("supports_dir_fd", "supports_fd", "supports_follow_symlinks", "supports_effective_ids"):
+        for group in _OS_SUPPORT_SETS:
             members = getattr(os, group, None)
             if isinstance(members, set) and original in members:
                 members.add(wrapper)
@@ -156,7 +157,7 @@ def restore_all(saved: dict[tuple[Any, str], Any]) -> None:
         if getattr(current, "__wrapped__", None) is original:
             setattr(owner, name, original)
             if owner is os:
-                for group in ("supports_dir_fd", "supports_fd", "supports_follow_symlinks"):
+                for group in _OS_SUPPORT_SETS:
                     members = getattr(os, group, None)
                     if isinstance(members, set):
                         members.discard(current)
