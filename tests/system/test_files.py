@@ -270,3 +270,12 @@ def test_uninstrument_puts_the_originals_back(system_layer):
         inst.instrument()
     assert getattr(builtins.open, "__wrapped__", None) is not None
     assert os.open in os.supports_dir_fd  # the wrapper stands in for the original in these sets
+
+
+def test_the_patched_open_is_one_object_that_pickles_and_introspects_like_the_original(system_layer):
+    import inspect
+    import pickle
+
+    assert builtins.open is io.open
+    assert pickle.loads(pickle.dumps(builtins.open)) is builtins.open
+    assert open.__name__ == "open" and "file" in inspect.signature(open).parameters

@@ -131,10 +131,19 @@ def excluded(path: str) -> bool:
 def replace_attr(
     owner: Any, name: str, make: Callable[[Any], Any], saved: dict[tuple[Any, str], Any]
 ) -> None:
-    """Replace ``owner.name`` by ``make(original)``; ``saved`` remembers the original to restore."""
+    """Replace ``owner.name`` by ``make(original)``; ``saved`` remembers the original to restore.
+
+    One original gets one wrapper wherever it is (``builtins.open`` is ``io.open``): identity
+    checks and pickling by name keep working."""
     original = getattr(owner, name, None)
     if original is None or (owner, name) in saved:
         return
+    for (other_owner, other_name), other in saved.items():
+        if other is original:
+            wrapper = getattr(other_owner, other_name)
+            saved[(owner, name)] = original
+            setattr(owner, name, wrapper)
+            return
     wrapper = make(original)
     for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
         try:
