@@ -33,7 +33,8 @@ def _run(tmp_path: Path, extra: dict[str, str]) -> tuple[dict[str, str], Path, s
         "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_AND_EVENT",
         **extra,
     }
-    done = run_instrumented(AGENT, work, env)
+    # A secret on the agent's own command line too (it lands in the session's metadata).
+    done = run_instrumented(AGENT, work, env, "--api-token", planted["PLANTED_QUERY_VALUE"])
     assert done.returncode == 0, done.stderr
     return planted, work / "sessions", done
 
