@@ -24,5 +24,7 @@ def test_zero_code_run_records_the_system_layer_under_the_tool(tmp_path: Path):
     assert opens == [str(tmp_path / "notes.txt")]
     children = {e["name"]: e["attributes"] for e in spans_under(all_entries, start)}
     assert children["process true"]["process.exit.code"] == 0
+    # the command as the tool wrote it (not as trace-context propagation rewrites it for the shell)
+    assert children["process sh"]["process.command_args"] == ["/bin/sh", "-c", "exit 0"]
     assert children["GET"]["http.response.status_code"] == 204
     assert children["GET"]["url.full"].endswith("/ping")

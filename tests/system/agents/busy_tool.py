@@ -1,6 +1,7 @@
 """An agent whose one tool touches a file, runs a command and calls a local HTTP server; run under
 ``opentelemetry-instrument`` with no system-layer code of its own."""
 
+import os
 import subprocess
 import sys
 import threading
@@ -29,6 +30,7 @@ workdir = Path(sys.argv[1])
 def busy_tool() -> int:
     (workdir / "notes.txt").write_text("hello")
     subprocess.run(["true"], check=True)
+    assert os.system("exit 0") == 0
     with urllib.request.urlopen(f"http://127.0.0.1:{server.server_address[1]}/ping") as response:
         return response.status
 
