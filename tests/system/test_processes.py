@@ -124,6 +124,17 @@ def test_fork_is_an_event_in_the_parent(session):
     assert fork["attributes"]["process.pid"] == pid
 
 
+def test_posix_spawn_called_directly_is_an_event(session):
+    with oat.tool("spawner"):
+        pid = os.posix_spawnp("true", ["true", "spawned"], dict(os.environ))
+        _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    all_entries = entries(session)
+    (spawn,) = events_under(all_entries, tool_start(all_entries, "spawner"), "process.spawn")
+    assert spawn["attributes"]["process.command_args"] == ["true", "spawned"]
+    assert spawn["attributes"]["process.executable.path"] == "true"
+
+
 def test_a_failed_exec_is_recorded_and_raises_unchanged(session):
     with oat.tool("exec_fail"), pytest.raises(FileNotFoundError):
         os.execv("/nonexistent/exec-target", ["exec-target", "--flag"])

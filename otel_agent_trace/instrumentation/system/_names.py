@@ -22,6 +22,7 @@ FILE_RENAME = "file.rename"
 FILE_MKDIR = "file.mkdir"
 PROCESS_EXEC = "process.exec"
 PROCESS_FORK = "process.fork"
+PROCESS_SPAWN = "process.spawn"
 NETWORK_CONNECT = "network.connect"
 
 # Attributes of ours (no semantic convention covers them).

@@ -7,6 +7,7 @@
 * ``os.system``: a span around the call.
 * ``os.exec*``: a ``process.exec`` event before the call (a successful exec never returns).
 * ``os.fork`` / ``os.forkpty`` (so ``pty.fork``): a ``process.fork`` event in the parent.
+* ``os.posix_spawn`` / ``posix_spawnp`` called directly: a ``process.spawn`` event (audit hook).
 """
 
 from __future__ import annotations
@@ -257,7 +258,14 @@ def _audit_exec(rec: Any, args: tuple[Any, ...]) -> None:
     )
 
 
-AUDIT_HANDLERS = {"os.exec": _audit_exec}
+def _audit_spawn(rec: Any, args: tuple[Any, ...]) -> None:
+    # os.posix_spawn/posix_spawnp called directly (inside Popen the process span covers it)
+    path, argv = args[0], args[1]
+    attrs = {n.PROCESS_EXECUTABLE_PATH: _text(path), n.PROCESS_COMMAND_ARGS: command_args(argv)}
+    emit(rec, n.PROCESS_SPAWN, attrs)
+
+
+AUDIT_HANDLERS = {"os.exec": _audit_exec, "os.posix_spawn": _audit_spawn}
 
 
 def _targets() -> list[tuple[Any, str, Any]]:
