@@ -53,19 +53,19 @@ CONFIGS = {
 # --- child ---------------------------------------------------------------------------------------
 
 
-def _instrument(config: str, provider, tmp: str) -> None:
-    def ours() -> None:
+def _instrumentors(config: str, provider, tmp: str) -> list:
+    """The instrumentors of a configuration, in the order they are switched on."""
+
+    def ours():
         from otel_agent_trace.instrumentation.openai import OpenAIInstrumentor
 
-        OpenAIInstrumentor().instrument(tracer_provider=provider)
+        return OpenAIInstrumentor()
 
-    def v2() -> None:
+    def v2():
         from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
 
-        OpenAIInstrumentor().instrument(tracer_provider=provider)
+        return OpenAIInstrumentor()
 
-    if config in ("ours", "ours+session"):
-        ours()
     if config == "ours+session":
         from opentelemetry.exporter.agent_session import SessionSpanProcessor, start_session
 
@@ -74,25 +74,29 @@ def _instrument(config: str, provider, tmp: str) -> None:
         settings = Settings(directory=Path(tmp), write_zip=False)
         provider.add_span_processor(SessionSpanProcessor(settings, auto_session=False))
         start_session(settings)
-    elif config == "openai-v2":
-        v2()
-    elif config == "openllmetry":
+    if config in ("ours", "ours+session"):
+        return [ours()]
+    if config == "openai-v2":
+        return [v2()]
+    if config == "openllmetry":
         from opentelemetry.instrumentation.openai import OpenAIInstrumentor
 
-        OpenAIInstrumentor().instrument(tracer_provider=provider)
-    elif config == "openinference":
+        return [OpenAIInstrumentor()]
+    if config == "openinference":
         from openinference.instrumentation.openai import OpenAIInstrumentor
 
-        OpenAIInstrumentor().instrument(tracer_provider=provider)
-    elif config == "ours+openai-v2":
-        v2()
-        ours()
-    elif config == "openai-v2+ours":
-        ours()
-        v2()
+        return [OpenAIInstrumentor()]
+    if config == "ours+openai-v2":
+        return [v2(), ours()]
+    if config == "openai-v2+ours":
+        return [ours(), v2()]
+    return []
 
 
-def child(config: str, url: str, calls: int, warmup: int, stream: bool) -> dict:
+def child(config: str, url: str, calls: int, warmup: int, stream: bool, block: int) -> dict:
+    """Blocks of calls with the configuration off, then on, alternately, in one process: the
+    overhead is the median over block pairs of (median on − median off), so noise that lasts
+    longer than a block cancels out."""
     import tempfile
 
     import openai
@@ -112,28 +116,58 @@ def child(config: str, url: str, calls: int, warmup: int, stream: bool) -> dict:
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     trace.set_tracer_provider(provider)
-    tmp = tempfile.mkdtemp(prefix="bench-genai-")
-    _instrument(config, provider, tmp)
+    instrumentors = _instrumentors(config, provider, tempfile.mkdtemp(prefix="bench-genai-"))
+
+    def switch(on: bool) -> None:
+        for inst in instrumentors if on else reversed(instrumentors):
+            if on:
+                inst.instrument(tracer_provider=provider)
+            else:
+                inst.uninstrument()
 
     client = openai.OpenAI(base_url=url, api_key="sk-bench", max_retries=0)
     messages = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Hi there"}]
 
-    def one() -> None:
+    def one() -> int:
+        t0 = time.perf_counter_ns()
         if stream:
             for _ in client.chat.completions.create(model="gpt-4o-mini", messages=messages, stream=True):
                 pass
         else:
             client.chat.completions.create(model="gpt-4o-mini", messages=messages, temperature=0.2)
+        return time.perf_counter_ns() - t0
 
+    switch(True)
     for _ in range(warmup):
         one()
-    exporter.spans = 0
-    times = []
-    for _ in range(calls):
-        t0 = time.perf_counter_ns()
+    before = exporter.spans
+    first_on = [one() for _ in range(block)]  # before any uninstrument: the process-level figure
+    first_spans = (exporter.spans - before) / block
+    switch(False)
+    for _ in range(warmup):
         one()
-        times.append(time.perf_counter_ns() - t0)
-    return {"median_us": statistics.median(times) / 1000, "spans_per_call": exporter.spans / calls}
+    on_times: list[int] = []
+    off_times: list[int] = []
+    diffs: list[float] = []
+    spans = 0
+    for _ in range(max(1, calls // block)):
+        off = [one() for _ in range(block)]
+        switch(True)
+        before = exporter.spans
+        on = [one() for _ in range(block)]
+        spans += exporter.spans - before
+        switch(False)
+        diffs.append((statistics.median(on) - statistics.median(off)) / 1000)
+        on_times += on
+        off_times += off
+    return {
+        "first_on_us": statistics.median(first_on) / 1000,
+        "first_spans_per_call": first_spans,
+        "median_us": statistics.median(on_times) / 1000,
+        "base_us": statistics.median(off_times) / 1000,
+        "overhead_us": statistics.median(diffs),
+        "spans_per_call": spans / len(on_times),
+    }
 
 
 # --- parent --------------------------------------------------------------------------------------
@@ -172,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--calls", type=int, default=300)
     p.add_argument("--warmup", type=int, default=30)
+    p.add_argument("--block", type=int, default=20, help="calls per on/off block")
     p.add_argument("--configs", default=",".join(CONFIGS))
     p.add_argument("--json", action="store_true")
     p.add_argument("--child")
@@ -180,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     if args.child:
-        print(json.dumps(child(args.child, args.url, args.calls, args.warmup, args.stream)))
+        print(json.dumps(child(args.child, args.url, args.calls, args.warmup, args.stream, args.block)))
         return 0
 
     sys.path.insert(0, str(ROOT))
@@ -216,24 +251,31 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def summarise(per: dict[str, list[dict]]) -> dict[str, dict]:
-    base = per.get("none") or []
+    """Per configuration: the in-process paired overhead (on/off blocks), and the process-level
+    one (its first block, before any uninstrument, against "none" of the same round). A
+    configuration whose spans per call change after uninstrument + instrument again does not
+    undo its patches cleanly: only its process-level figure holds."""
     out: dict[str, dict] = {}
+    base = per.get("none") or []
     for config, runs in per.items():
         errors = [r["error"] for r in runs if "error" in r]
         if errors:
             out[config] = {"error": errors[0]}
             continue
-        medians = [r["median_us"] for r in runs]
-        row = {
-            "median_us": statistics.median(medians),
+        row: dict = {}
+        if base and all("error" not in b for b in base):
+            row["process_overhead_us"] = statistics.median(
+                r["first_on_us"] - b["first_on_us"] for r, b in zip(runs, base, strict=True)
+            )
+        row["first_spans_per_call"] = statistics.median(r["first_spans_per_call"] for r in runs)
+        row["clean_uninstrument"] = all(r["spans_per_call"] == r["first_spans_per_call"] for r in runs)
+        out[config] = row | {
+            "median_us": statistics.median(r["median_us"] for r in runs),
+            "base_us": statistics.median(r["base_us"] for r in runs),
+            "overhead_us": statistics.median(r["overhead_us"] for r in runs),
+            "ratio": statistics.median(r["median_us"] / r["base_us"] for r in runs),
             "spans_per_call": statistics.median(r["spans_per_call"] for r in runs),
         }
-        if base and len(base) == len(runs) and all("error" not in b for b in base):
-            diffs = [r["median_us"] - b["median_us"] for r, b in zip(runs, base, strict=True)]
-            ratios = [r["median_us"] / b["median_us"] for r, b in zip(runs, base, strict=True)]
-            row["overhead_us"] = statistics.median(diffs)
-            row["ratio"] = statistics.median(ratios)
-        out[config] = row
     return out
 
 
@@ -242,18 +284,22 @@ def render(report: dict) -> str:
     for mode, rows in report["results"].items():
         lines.append("")
         lines.append(
-            f"{mode}: {'configuration':<56} {'median µs':>10} {'overhead µs':>12} "
-            f"{'ratio':>7} {'spans/call':>10}"
+            f"{mode}: {'configuration':<56} {'on µs':>9} {'off µs':>9} {'paired µs':>10} "
+            f"{'ratio':>7} {'process µs':>10} {'spans/call':>10}"
         )
         for config, row in rows.items():
             label = f"{config} ({CONFIGS.get(config, '')})"
             if "error" in row:
                 lines.append(f"      {label:<56} error: {row['error']}")
                 continue
+            paired = f"{row['overhead_us']:.1f}" if row["clean_uninstrument"] else "n/a*"
             lines.append(
-                f"      {label:<56} {row['median_us']:>10.1f} {row.get('overhead_us', 0):>12.1f} "
-                f"{row.get('ratio', 1):>7.3f} {row['spans_per_call']:>10.2f}"
+                f"      {label:<56} {row['median_us']:>9.1f} {row['base_us']:>9.1f} {paired:>10} "
+                f"{row['ratio']:>7.3f} {row.get('process_overhead_us', 0):>10.1f} "
+                f"{row['first_spans_per_call']:>10.2f}"
             )
+    lines.append("")
+    lines.append("* uninstrument() did not undo its patches (more spans per call after re-instrumenting)")
     return "\n".join(lines)
 
 
