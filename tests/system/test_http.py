@@ -225,3 +225,13 @@ def test_nothing_is_recorded_outside_a_session(system_layer, memory_exporter, ht
         requests.get(f"{http_server}/x", timeout=10)
         urllib.request.urlopen(f"{http_server}/y", timeout=10).close()
     assert [s.name for s in memory_exporter.get_finished_spans()] == ["execute_tool offline"]
+
+
+def test_an_odd_call_reaches_the_client_and_fails_exactly_as_it_would(session, memory_exporter):
+    with oat.tool("odd"):
+        with pytest.raises(AttributeError) as info:
+            requests.Session().send("not a request")  # type: ignore[arg-type]
+        with pytest.raises(AttributeError):
+            httpx.Client().send(None)  # type: ignore[arg-type]
+    assert "has no attribute" in str(info.value)
+    assert _http_spans(memory_exporter, "odd") == []

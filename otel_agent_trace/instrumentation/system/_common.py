@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -48,17 +47,6 @@ def recorder() -> Any:
     if getattr(_tl, "busy", False) or in_own_io() or _get_value(_SUPPRESS_INSTRUMENTATION_KEY):
         return None
     return rec
-
-
-@contextmanager
-def busy() -> Iterator[None]:
-    """Nothing this thread does inside is recorded (our own work)."""
-    before = getattr(_tl, "busy", False)
-    _tl.busy = True
-    try:
-        yield
-    finally:
-        _tl.busy = before
 
 
 def emit(rec: Any, name: str, attributes: dict[str, Any]) -> None:

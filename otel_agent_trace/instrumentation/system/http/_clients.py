@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._span import begin
+from otel_agent_trace._internal import sink
+
+from . import _span
+from ._span import Call, begin
 
 
 def _status_of(exc: BaseException) -> Any:
@@ -19,11 +22,22 @@ def _status_of(exc: BaseException) -> Any:
     return value if isinstance(value, int) else None
 
 
+def _start(extract: Any, instance: Any, args: Any, kwargs: Any, current: bool = True) -> Call | None:
+    """The request's span, or ``None``: no session (one global read), or arguments we cannot read."""
+    if sink._active is None or not _span._on[0]:
+        return None
+    try:
+        method, url = extract(instance, args, kwargs)
+    except Exception:  # an odd call: let the client deal with it, unrecorded
+        return None
+    return begin(method, url, current=current)
+
+
 def _sync(extract: Any, status: Any) -> Any:
     """A wrapper around a call that sends one request and returns its response."""
 
     def wrapper(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        call = begin(*extract(instance, args, kwargs))
+        call = _start(extract, instance, args, kwargs)
         if call is None:
             return wrapped(*args, **kwargs)
         try:
@@ -54,7 +68,7 @@ def _async(extract: Any, status: Any) -> Any:
         return response
 
     def wrapper(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        call = begin(*extract(instance, args, kwargs), current=False)
+        call = _start(extract, instance, args, kwargs, current=False)
         if call is None:
             return wrapped(*args, **kwargs)
         return _attached(run(wrapped, args, kwargs, call), call)  # current once awaited
@@ -94,12 +108,12 @@ def _status_code(response: Any) -> Any:
 
 def _urllib_request(instance: Any, args: Any, kwargs: Any) -> tuple[Any, Any]:
     fullurl = _arg(args, kwargs, 0, "fullurl")
-    if isinstance(fullurl, str):
-        return ("POST" if _arg(args, kwargs, 1, "data") is not None else "GET"), fullurl
     data = _arg(args, kwargs, 1, "data")
-    if data is not None:
-        fullurl.data = data  # what OpenerDirector.open does first; get_method() depends on it
-    return fullurl.get_method(), fullurl.full_url
+    if isinstance(fullurl, str):
+        return ("POST" if data is not None else "GET"), fullurl
+    # Request.get_method() as it will be once OpenerDirector.open has set ``data``
+    has_data = data is not None or fullurl.data is not None
+    return getattr(fullurl, "method", None) or ("POST" if has_data else "GET"), fullurl.full_url
 
 
 def _urllib_status(response: Any) -> Any:
@@ -123,10 +137,12 @@ def _connection_url(conn: Any, url: str) -> str:
     return f"{scheme}://{host}{port}{url}"
 
 
+def _http_client_target(instance: Any, args: Any, kwargs: Any) -> tuple[Any, Any]:
+    return _arg(args, kwargs, 0, "method"), _connection_url(instance, _arg(args, kwargs, 1, "url", "/"))
+
+
 def _http_client_request(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    call = begin(
-        _arg(args, kwargs, 0, "method"), _connection_url(instance, _arg(args, kwargs, 1, "url", "/"))
-    )
+    call = _start(_http_client_target, instance, args, kwargs)
     if call is None:
         return wrapped(*args, **kwargs)
     try:
