@@ -211,6 +211,7 @@ _TOKEN_NEEDLES = {
     "jwt": ("eyJ",),
 }
 _TOKEN_PASSES = tuple((kind, _TOKEN_NEEDLES[kind], re.compile(src)) for kind, src in TOKEN_PATTERNS)
+_TOKEN_NEEDLE_PASS = tuple((n, i) for i, (_, needles, _) in enumerate(_TOKEN_PASSES) for n in needles)
 # Words one of which every key-based rule (JSON, headers, flags, cookies) needs, lower-cased.
 _KEY_NEEDLES = ("secret", "pass", "pwd", "token", "auth", "cookie", "credential", "key", "jwt", "dsn", "sig")
 _KEY_NEEDLES += ("sess", "bearer", "otp")
@@ -333,7 +334,6 @@ class Redactor:
             values = sorted(names, key=len, reverse=True)
             self._max_secret = max((len(v) for v in values), default=0)
             self._env_values = tuple(values)
-            self._needles = (*values, *(n for _, needles, _ in _TOKEN_PASSES for n in needles), "://")
             marker_part = r"(?P<marker>" + _MARKER_RE + ")"
             env_part = "(?P<env>" + "|".join(re.escape(v) for v in values) + ")" if values else ""
             self._env_re = re.compile(marker_part + "|" + env_part) if values else None
@@ -544,16 +544,15 @@ class Redactor:
         result is settled (nothing but the home prefix changed, which no rule reacts to)."""
         replace = self._replace
         start = text
-        if any(map(text.__contains__, self._needles)):  # env values, token shapes, "://"
-            has = text.__contains__
-            if self._env_re is not None and any(map(has, self._env_values)):
-                text = self._env_re.sub(replace, text)
-            for kind, needles, pattern in _TOKEN_PASSES:
-                if any(map(has, needles)):
-                    text = pattern.sub(lambda m, kind=kind: self._token(m, kind), text)
-                    has = text.__contains__
-            if "://" in text:
-                text = _USERINFO_RE.sub(replace, text)
+        has = text.__contains__
+        if self._env_values and any(map(has, self._env_values)):
+            text = self._env_re.sub(replace, text)  # type: ignore[union-attr]
+        passes = {i for needle, i in _TOKEN_NEEDLE_PASS if has(needle)}
+        for i in sorted(passes):  # in their order: sk-ant- before sk-
+            kind, _, pattern = _TOKEN_PASSES[i]
+            text = pattern.sub(lambda m, kind=kind: self._token(m, kind), text)
+        if "://" in text and "@" in text:
+            text = _USERINFO_RE.sub(replace, text)
         low = text.lower()
         if "bearer" in low:
             text = _BEARER_RE.sub(replace, text)
