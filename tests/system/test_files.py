@@ -279,3 +279,19 @@ def test_the_patched_open_is_one_object_that_pickles_and_introspects_like_the_or
     assert builtins.open is io.open
     assert pickle.loads(pickle.dumps(builtins.open)) is builtins.open
     assert open.__name__ == "open" and "file" in inspect.signature(open).parameters
+
+
+def test_a_flood_with_the_default_cap_writes_a_bounded_file_and_span(session, memory_exporter, tmp_path):
+    target = tmp_path / "flood.txt"
+    target.write_text("x")
+    with oat.tool("big_flood"):
+        for _ in range(5000):
+            with open(target):
+                pass
+    all_entries = entries(session)
+    start = tool_start(all_entries, "big_flood")
+    assert len(events_under(all_entries, start, "file.open")) == 1000  # AGENT_TRACE_SYS_EVENTS_PER_SPAN
+    (span,) = [s for s in memory_exporter.get_finished_spans() if s.name == "execute_tool big_flood"]
+    assert span.attributes["agent_trace.sys_events.dropped"] == 4000
+    assert len(span.events) == 128  # the SDK's per-span event limit: the rest is in the file only
+    assert span.dropped_events == 0  # nothing evicted: events past the limit were never added
