@@ -23,6 +23,11 @@ allow-list entry that names an environment variable keeps that variable's value.
 The redactor never raises (a failure yields ``<redacted:error>``) and is idempotent. Environment
 secrets are re-read whenever a secret-looking variable is added, removed or changed (a cheap check
 on each call), so keys an agent loads from ``.env`` after start-up are redacted too.
+
+Cost: each rule runs only on text that holds what it needs (substring checks first; Python's
+``re`` is slow on alternations), the key rules only on lines where a secret-looking key meets its
+separator; strings, attribute pairs and key markers are remembered in bounded memos. A pass is
+repeated until nothing changes, since a replacement changes its neighbours' context.
 """
 
 from __future__ import annotations
