@@ -175,3 +175,30 @@ def test_a_hung_backend_does_not_hold_the_agent_or_its_exit(tmp_path, protocol):
     assert len(ours) == 1, f"one clear warning, got:\n{done.stderr}"
     session = load(only_session(tmp_path / "agent-sessions"))
     assert session.complete and all(s.finished for s in session.spans)
+
+
+def test_a_backend_that_cannot_keep_up_drops_are_counted_and_reported_once(tmp_path):
+    """A small queue and a hung backend: spans beyond the queue are dropped from forwarding (never
+    blocking the agent), reported once, and counted in the tally at exit."""
+    hole = _Blackhole()
+    try:
+        env = {
+            "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{hole.port}",
+            "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+            "OTEL_BSP_MAX_QUEUE_SIZE": "16",
+            "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "8",
+            "OTEL_BSP_EXPORT_TIMEOUT": "2000",
+        }
+        done = run_instrumented(AGENTS / "looping_agent.py", tmp_path, env, "200", timeout=90)
+    finally:
+        hole.close()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "done"
+    assert "Queue full" not in done.stderr, "the SDK's per-span warning leaked"
+    ours = [line for line in done.stderr.splitlines() if "otel-agent-trace" in line]
+    assert any("not keeping up" in line for line in ours), done.stderr
+    assert len(ours) <= 2, f"reported once (plus the tally at exit), got:\n{done.stderr}"
+    tally = [line for line in ours if "were not forwarded" in line]
+    assert tally and int(tally[0].split("otel-agent-trace: ")[1].split()[0]) >= 150
+    session = load(only_session(tmp_path / "agent-sessions"))
+    assert sum(s.name == "execute_tool work" and s.finished for s in session.spans) == 200
