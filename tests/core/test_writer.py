@@ -42,3 +42,11 @@ def test_abandon_lets_go_of_the_file_without_writing(tmp_path):
     writer.abandon()
     assert writer.closed and writer.write("", {"type": "span.start"}) is None
     assert len((tmp_path / "s.jsonl").read_bytes().splitlines()) == 1
+
+
+def test_fsync_mode_writes_the_same_lines(tmp_path):
+    writer = TierWriter(tmp_path / "s.jsonl", "trace", "abcd1234", fsync=True)
+    ids = [writer.write("", {"type": "session.start"}), writer.write("abcd1234-0000", {"type": "span.start"})]
+    writer.close()
+    entries = [orjson.loads(line) for line in (tmp_path / "s.jsonl").read_bytes().splitlines()]
+    assert ids == ["abcd1234-0000", "abcd1234-0001"] == [e["id"] for e in entries]
