@@ -124,3 +124,15 @@ async def test_async_create_stream_and_helper(async_anthropic_client, llm, memor
     spans = model_spans(memory_exporter)
     assert [s.attributes["gen_ai.response.id"] for s in spans] == ["msg_01Text", "msg_01Strm", "msg_01ToolS"]
     assert spans[2].attributes["agent_trace.tool_calls.ids"] == ("toolu_01Weather",)
+
+
+def test_parse_and_beta_messages_are_covered(anthropic_client, llm, memory_exporter):
+    anthropic_client.messages.parse(model=MODEL, max_tokens=10, messages=USER)
+    anthropic_client.beta.messages.create(model=MODEL, max_tokens=10, messages=USER)
+    llm.queue("anthropic_messages_tool_use_stream")
+    with anthropic_client.beta.messages.stream(model=MODEL, max_tokens=10, messages=USER) as stream:
+        final = stream.get_final_message()
+    assert final.content[1].name == "get_weather"
+    spans = model_spans(memory_exporter)
+    assert [s.attributes["gen_ai.response.id"] for s in spans] == ["msg_01Text", "msg_01Text", "msg_01ToolS"]
+    assert [s.name for s in memory_exporter.get_finished_spans()] == [f"chat {MODEL}"] * 3

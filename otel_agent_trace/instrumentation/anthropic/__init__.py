@@ -1,5 +1,6 @@
-"""Anthropic Python SDK: ``messages.create`` (sync, async, ``stream=True``) and the
-``messages.stream(...)`` helper (whose request is made when it is entered).
+"""Anthropic Python SDK: ``messages.create`` (sync, async, ``stream=True``), ``messages.parse``
+and the ``messages.stream(...)`` helper (whose request is made when it is entered); the same for
+``beta.messages``.
 
 ``opentelemetry-instrument`` loads this as ``agent_trace_anthropic``.
 """
@@ -20,20 +21,20 @@ from otel_agent_trace.instrumentation._genai.wrapping import Patches
 from otel_agent_trace.instrumentation.anthropic.package import _instruments
 
 _MODULE = "anthropic.resources.messages"
+_BETA = "anthropic.resources.beta.messages"
 _NATIVE = ("anthropic._base_client", "start_api_call_span")
-_SYNC_REQUEST = "_MessageStreamManager__api_request"
-_ASYNC_REQUEST = "_AsyncMessageStreamManager__api_request"
+_REQUEST_SUFFIX = "__api_request"  # the stream manager's private request (name-mangled per class)
 
 
 def _stream_helper(spec: CallSpec, is_async: bool) -> Any:
     """``messages.stream(...)`` returns a manager holding the request it makes on ``__enter__``;
     we replace that request so the raw stream it opens goes through our stream proxy."""
-    attr = _ASYNC_REQUEST if is_async else _SYNC_REQUEST
 
     def wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         manager = wrapped(*args, **kwargs)
         try:
-            request = getattr(manager, attr, None)
+            attr = next((a for a in vars(manager) if a.endswith(_REQUEST_SUFFIX)), None)
+            request = getattr(manager, attr, None) if attr else None
             if request is None:
                 return manager
             if is_async:
@@ -105,10 +106,13 @@ class AnthropicInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         from otel_agent_trace.instrumentation.anthropic.messages import MessagesSpec
 
         spec = MessagesSpec((anthropic.Stream, anthropic.AsyncStream))
-        self._patches.wrap(_MODULE, "Messages.create", sync_wrapper(spec))
-        self._patches.wrap(_MODULE, "AsyncMessages.create", async_wrapper(spec))
-        self._patches.wrap(_MODULE, "Messages.stream", _stream_helper(spec, False))
-        self._patches.wrap(_MODULE, "AsyncMessages.stream", _stream_helper(spec, True))
+        for module in (_MODULE, _BETA):  # client.messages and client.beta.messages
+            self._patches.wrap(module, "Messages.create", sync_wrapper(spec))
+            self._patches.wrap(module, "AsyncMessages.create", async_wrapper(spec))
+            self._patches.wrap(module, "Messages.parse", sync_wrapper(spec))
+            self._patches.wrap(module, "AsyncMessages.parse", async_wrapper(spec))
+            self._patches.wrap(module, "Messages.stream", _stream_helper(spec, False))
+            self._patches.wrap(module, "AsyncMessages.stream", _stream_helper(spec, True))
         self._patches.wrap(*_NATIVE, _native_span)
 
     def _uninstrument(self, **kwargs: Any) -> None:
