@@ -1,1 +1,1 @@
-_instruments = ("anthropic >= 0.40, < 3",)
+_instruments = ("anthropic >= 0.45, < 3",)
