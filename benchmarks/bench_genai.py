@@ -170,6 +170,53 @@ def child(config: str, url: str, calls: int, warmup: int, stream: bool, block: i
     }
 
 
+def micro(calls: int = 3000) -> dict:
+    """Our wrapper alone: around a function returning a parsed ``ChatCompletion`` (no HTTP),
+    against a bare SDK span with 4 attributes, same pipeline. Runs in the current interpreter."""
+    sys.path.insert(0, str(ROOT))
+    import openai
+    from openai.types.chat import ChatCompletion
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+    from opentelemetry.trace import SpanKind
+
+    from otel_agent_trace.instrumentation._genai import model_call
+    from otel_agent_trace.instrumentation._genai.calls import sync_wrapper
+    from otel_agent_trace.instrumentation.openai.chat import ChatSpec
+
+    class Dropping(SpanExporter):
+        def export(self, spans):
+            return SpanExportResult.SUCCESS
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(Dropping()))
+    model_call.use_tracer_provider(provider)
+    body = json.loads((ROOT / "tests/fakes/recordings/openai_chat_text.json").read_text())["json"]
+    response = ChatCompletion.model_validate(body)
+    wrapper = sync_wrapper(ChatSpec((openai.Stream,)))
+    kwargs = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hi"}], "temperature": 0.2}
+    tracer = provider.get_tracer("bench")
+    attrs = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o-mini", "a": 0.2, "b": 1}
+
+    def bare() -> None:
+        with tracer.start_as_current_span("chat gpt-4o-mini", kind=SpanKind.CLIENT, attributes=attrs):
+            pass
+
+    def ours() -> None:
+        wrapper(lambda **kw: response, None, (), kwargs)
+
+    out: dict[str, list[float]] = {"bare_span_us": [], "ours_us": []}
+    for _ in range(5):
+        for name, fn in (("bare_span_us", bare), ("ours_us", ours)):
+            times = []
+            for _ in range(calls):
+                t0 = time.perf_counter_ns()
+                fn()
+                times.append(time.perf_counter_ns() - t0)
+            out[name].append(statistics.median(times) / 1000)
+    return {k: statistics.median(v) for k, v in out.items()}
+
+
 # --- parent --------------------------------------------------------------------------------------
 
 
@@ -209,11 +256,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--block", type=int, default=20, help="calls per on/off block")
     p.add_argument("--configs", default=",".join(CONFIGS))
     p.add_argument("--json", action="store_true")
+    p.add_argument("--micro", action="store_true", help="our wrapper alone, no HTTP (this interpreter)")
     p.add_argument("--child")
     p.add_argument("--url")
     p.add_argument("--stream", action="store_true")
     args = p.parse_args(argv)
 
+    if args.micro:
+        print(json.dumps(micro()))
+        return 0
     if args.child:
         print(json.dumps(child(args.child, args.url, args.calls, args.warmup, args.stream, args.block)))
         return 0
