@@ -136,3 +136,25 @@ def test_parse_and_beta_messages_are_covered(anthropic_client, llm, memory_expor
     spans = model_spans(memory_exporter)
     assert [s.attributes["gen_ai.response.id"] for s in spans] == ["msg_01Text", "msg_01Text", "msg_01ToolS"]
     assert [s.name for s in memory_exporter.get_finished_spans()] == [f"chat {MODEL}"] * 3
+
+
+def test_content_on_span_uses_semconv_parts(anthropic_client, llm, memory_exporter, capture):
+    import json
+
+    capture("SPAN_AND_EVENT")
+    llm.queue("anthropic_messages_tool_use")
+    anthropic_client.messages.create(model=MODEL, max_tokens=100, messages=USER, system="Be brief.")
+    span = _one(memory_exporter)
+    out = json.loads(span.attributes["gen_ai.output.messages"])
+    assert out[0]["parts"] == [
+        {"type": "text", "content": "Let me check the weather."},
+        {"type": "tool_call", "id": "toolu_01Weather", "name": "get_weather", "arguments": {"city": "Paris"}},
+    ]
+    assert json.loads(span.attributes["gen_ai.input.messages"]) == [
+        {"role": "user", "parts": [{"type": "text", "content": "Hi there"}]}
+    ]
+    assert json.loads(span.attributes["gen_ai.system_instructions"]) == [
+        {"type": "text", "content": "Be brief."}
+    ]
+    (event,) = [e for e in span.events if e.name == "gen_ai.client.inference.operation.details"]
+    assert event.attributes["gen_ai.output.messages"] == span.attributes["gen_ai.output.messages"]
