@@ -57,8 +57,12 @@ def test_content_setting_decides_what_reaches_the_span(
             {"role": "system", "parts": [{"type": "text", "content": "You are terse."}]},
             {"role": "user", "parts": [{"type": "text", "content": "Hi there"}]},
         ]
-        assert json.loads(attrs["gen_ai.output.messages"])[0]["parts"] == [
-            {"type": "text", "content": "Hello! How can I help you today?"}
+        assert json.loads(attrs["gen_ai.output.messages"]) == [
+            {
+                "role": "assistant",
+                "parts": [{"type": "text", "content": "Hello! How can I help you today?"}],
+                "finish_reason": "stop",
+            }
         ]
         assert json.loads(attrs["gen_ai.system_instructions"]) == [
             {"type": "text", "content": "You are terse."}

@@ -277,9 +277,17 @@ class ModelCall:
 
     def _content_on_span(self, result: ModelResult, on_span: bool, in_events: bool) -> None:
         convert = self.to_semconv or (lambda messages: messages)
+        output = [dict(m) if isinstance(m, dict) else m for m in convert(result.output_messages)]
+        for i, message in enumerate(output):  # semconv output messages carry their finish reason
+            if (
+                isinstance(message, dict)
+                and "finish_reason" not in message
+                and i < len(result.finish_reasons)
+            ):
+                message["finish_reason"] = result.finish_reasons[i]
         attrs: dict[str, str] = {
             semconv.GEN_AI_INPUT_MESSAGES: json_text(convert(self.input_messages)),
-            semconv.GEN_AI_OUTPUT_MESSAGES: json_text(convert(result.output_messages)),
+            semconv.GEN_AI_OUTPUT_MESSAGES: json_text(output),
         }
         if self.system is not None:
             system = self.system
