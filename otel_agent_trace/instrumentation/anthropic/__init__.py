@@ -11,9 +11,9 @@ from collections.abc import Collection
 from typing import Any
 
 from opentelemetry import trace
-from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
 
 from otel_agent_trace._internal.guard import report_once
+from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
 from otel_agent_trace.instrumentation._genai.calls import CallSpec, async_wrapper, sync_wrapper
 from otel_agent_trace.instrumentation._genai.model_call import is_model_span
 from otel_agent_trace.instrumentation._genai.streams import AsyncStreamProxy, StreamProxy
@@ -89,15 +89,17 @@ def _native_span(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
     return wrapped(*args, **kwargs)
 
 
-class AnthropicInstrumentor(BaseInstrumentor):  # type: ignore[misc]
+class AnthropicInstrumentor(DeferredInstrumentor):  # type: ignore[misc]
     """Model-call spans for the Anthropic SDK (``gen_ai.provider.name = anthropic``)."""
+
+    library_module = "anthropic"
 
     _patches = Patches("agent_trace_anthropic")  # class-level: the instrumentor is a singleton
 
     def instrumentation_dependencies(self) -> Collection[str]:
         return _instruments
 
-    def _instrument(self, **kwargs: Any) -> None:
+    def _instrument_now(self, **kwargs: Any) -> None:
         from otel_agent_trace.instrumentation._genai.model_call import use_tracer_provider
 
         use_tracer_provider(kwargs.get("tracer_provider"))
@@ -115,7 +117,7 @@ class AnthropicInstrumentor(BaseInstrumentor):  # type: ignore[misc]
             self._patches.wrap(module, "AsyncMessages.stream", _stream_helper(spec, True))
         self._patches.wrap(*_NATIVE, _native_span)
 
-    def _uninstrument(self, **kwargs: Any) -> None:
+    def _uninstrument_now(self, **kwargs: Any) -> None:
         self._patches.unwrap_all()
 
     @property

@@ -13,23 +13,24 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
-
+from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
 from otel_agent_trace.instrumentation._genai.wrapping import Patches
 from otel_agent_trace.instrumentation.langchain.package import _instruments
 
 _CHAT = "langchain_core.language_models.chat_models"
 
 
-class LangChainInstrumentor(BaseInstrumentor):  # type: ignore[misc]
+class LangChainInstrumentor(DeferredInstrumentor):  # type: ignore[misc]
     """Chat-model spans and graph-run agent spans for LangChain / LangGraph."""
+
+    library_module = "langchain_core"
 
     _patches = Patches("agent_trace_langchain")  # class-level: the instrumentor is a singleton
 
     def instrumentation_dependencies(self) -> Collection[str]:
         return _instruments
 
-    def _instrument(self, **kwargs: Any) -> None:
+    def _instrument_now(self, **kwargs: Any) -> None:
         from otel_agent_trace.instrumentation._genai.model_call import use_tracer_provider
 
         use_tracer_provider(kwargs.get("tracer_provider"))
@@ -40,5 +41,5 @@ class LangChainInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         for method in ("stream", "astream"):  # langgraph is optional
             self._patches.wrap("langgraph.pregel", f"Pregel.{method}", getattr(graphs, method))
 
-    def _uninstrument(self, **kwargs: Any) -> None:
+    def _uninstrument_now(self, **kwargs: Any) -> None:
         self._patches.unwrap_all()

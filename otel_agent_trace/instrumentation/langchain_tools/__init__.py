@@ -8,19 +8,20 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
-
+from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
 from otel_agent_trace.instrumentation.context.patching import unwrap_own, wrap
 
 from .package import _instruments
 from .wrappers import arun_wrapper, run_wrapper
 
 
-class LangChainToolsInstrumentor(BaseInstrumentor):
+class LangChainToolsInstrumentor(DeferredInstrumentor):
+    library_module = "langchain_core"
+
     def instrumentation_dependencies(self) -> Collection[str]:
         return _instruments
 
-    def _instrument(self, **kwargs: Any) -> None:
+    def _instrument_now(self, **kwargs: Any) -> None:
         try:
             from langchain_core.tools import BaseTool
         except ImportError:
@@ -28,7 +29,7 @@ class LangChainToolsInstrumentor(BaseInstrumentor):
         wrap(BaseTool, "run", run_wrapper)
         wrap(BaseTool, "arun", arun_wrapper)
 
-    def _uninstrument(self, **kwargs: Any) -> None:
+    def _uninstrument_now(self, **kwargs: Any) -> None:
         try:
             from langchain_core.tools import BaseTool
         except ImportError:

@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
-
+from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
 from otel_agent_trace.instrumentation.context.patching import unwrap_own, wrap
 
 from .package import _instruments
@@ -22,17 +21,19 @@ def _session_class() -> Any:
     return ClientSession
 
 
-class MCPInstrumentor(BaseInstrumentor):
+class MCPInstrumentor(DeferredInstrumentor):
+    library_module = "mcp"
+
     def instrumentation_dependencies(self) -> Collection[str]:
         return _instruments
 
-    def _instrument(self, **kwargs: Any) -> None:
+    def _instrument_now(self, **kwargs: Any) -> None:
         cls = _session_class()
         if cls is not None:
             wrap(cls, "call_tool", call_tool_wrapper)
             wrap(cls, "list_tools", list_tools_wrapper)
 
-    def _uninstrument(self, **kwargs: Any) -> None:
+    def _uninstrument_now(self, **kwargs: Any) -> None:
         cls = _session_class()
         if cls is not None:
             unwrap_own(cls, "call_tool", call_tool_wrapper)

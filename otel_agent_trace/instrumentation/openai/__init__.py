@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
-
+from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
 from otel_agent_trace.instrumentation._genai.calls import async_wrapper, sync_wrapper
 from otel_agent_trace.instrumentation._genai.wrapping import Patches
 from otel_agent_trace.instrumentation.openai.package import _instruments
@@ -30,15 +29,17 @@ _TARGETS = (
 )
 
 
-class OpenAIInstrumentor(BaseInstrumentor):  # type: ignore[misc]
+class OpenAIInstrumentor(DeferredInstrumentor):  # type: ignore[misc]
     """Model-call spans for the OpenAI SDK (``gen_ai.provider.name = openai``)."""
+
+    library_module = "openai"
 
     _patches = Patches("agent_trace_openai")  # class-level: the instrumentor is a singleton
 
     def instrumentation_dependencies(self) -> Collection[str]:
         return _instruments
 
-    def _instrument(self, **kwargs: Any) -> None:
+    def _instrument_now(self, **kwargs: Any) -> None:
         from otel_agent_trace.instrumentation._genai.model_call import use_tracer_provider
 
         use_tracer_provider(kwargs.get("tracer_provider"))
@@ -53,7 +54,7 @@ class OpenAIInstrumentor(BaseInstrumentor):  # type: ignore[misc]
             wrapper = (async_wrapper if is_async else sync_wrapper)(specs[api])
             self._patches.wrap(module, path, wrapper)
 
-    def _uninstrument(self, **kwargs: Any) -> None:
+    def _uninstrument_now(self, **kwargs: Any) -> None:
         self._patches.unwrap_all()
 
     @property

@@ -7,8 +7,7 @@ import importlib
 from collections.abc import Collection
 from typing import Any
 
-from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
-
+from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
 from otel_agent_trace.instrumentation.context.patching import unwrap_own, wrap
 
 from .package import _instruments
@@ -30,17 +29,19 @@ def _owners() -> list[Any]:
     return owners
 
 
-class OpenAIAgentsInstrumentor(BaseInstrumentor):
+class OpenAIAgentsInstrumentor(DeferredInstrumentor):
+    library_module = "agents"
+
     def instrumentation_dependencies(self) -> Collection[str]:
         return _instruments
 
-    def _instrument(self, **kwargs: Any) -> None:
+    def _instrument_now(self, **kwargs: Any) -> None:
         for module in _owners():
             wrap(module, FUNCTION, invoke_wrapper)
             if hasattr(module, FAILURE_HANDLER):
                 wrap(module, FAILURE_HANDLER, failure_handler_wrapper)
 
-    def _uninstrument(self, **kwargs: Any) -> None:
+    def _uninstrument_now(self, **kwargs: Any) -> None:
         for module in _owners():
             unwrap_own(module, FUNCTION, invoke_wrapper)
             unwrap_own(module, FAILURE_HANDLER, failure_handler_wrapper)

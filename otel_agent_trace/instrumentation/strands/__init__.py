@@ -18,23 +18,24 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
-
+from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
 from otel_agent_trace.instrumentation._genai.wrapping import Patches
 from otel_agent_trace.instrumentation.strands.package import _instruments
 
 _TRACER = "strands.telemetry.tracer"
 
 
-class StrandsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
+class StrandsInstrumentor(DeferredInstrumentor):  # type: ignore[misc]
     """Content and snapshots for the spans Strands Agents emits itself."""
+
+    library_module = "strands"
 
     _patches = Patches("agent_trace_strands")  # class-level: the instrumentor is a singleton
 
     def instrumentation_dependencies(self) -> Collection[str]:
         return _instruments
 
-    def _instrument(self, **kwargs: Any) -> None:
+    def _instrument_now(self, **kwargs: Any) -> None:
         from otel_agent_trace.instrumentation.strands import hooks
 
         self._patches.wrap(_TRACER, "Tracer.start_model_invoke_span", hooks.start_model)
@@ -44,5 +45,5 @@ class StrandsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         self._patches.wrap(_TRACER, "Tracer.end_agent_span", hooks.end_agent)
         self._patches.wrap("strands.agent.agent", "Agent._end_agent_trace_span", hooks.end_turn)
 
-    def _uninstrument(self, **kwargs: Any) -> None:
+    def _uninstrument_now(self, **kwargs: Any) -> None:
         self._patches.unwrap_all()

@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
-
+from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
 from otel_agent_trace.instrumentation.context.patching import unwrap_own, wrap
 
 from .package import _instruments
@@ -33,15 +32,17 @@ def _patches() -> list[tuple[Any, str, Any]]:
     return patches
 
 
-class StrandsToolsInstrumentor(BaseInstrumentor):
+class StrandsToolsInstrumentor(DeferredInstrumentor):
+    library_module = "strands"
+
     def instrumentation_dependencies(self) -> Collection[str]:
         return _instruments
 
-    def _instrument(self, **kwargs: Any) -> None:
+    def _instrument_now(self, **kwargs: Any) -> None:
         for owner, name, wrapper in _patches():
             wrap(owner, name, wrapper)
 
-    def _uninstrument(self, **kwargs: Any) -> None:
+    def _uninstrument_now(self, **kwargs: Any) -> None:
         for owner, name, wrapper in _patches():
             unwrap_own(owner, name, wrapper)
 
