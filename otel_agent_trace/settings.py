@@ -32,6 +32,7 @@ ENV_PARENT_ENTRY = "AGENT_TRACE_PARENT_SPAN"
 ENV_PREVIEW_CHARS = "AGENT_TRACE_PREVIEW_CHARS"
 ENV_SYS_EVENTS_PER_SPAN = "AGENT_TRACE_SYS_EVENTS_PER_SPAN"
 ENV_SYSTEM_LAYER = "AGENT_TRACE_SYSTEM_LAYER"
+ENV_RECORD = "AGENT_TRACE_RECORD"
 ENV_REDACT_PATTERNS = "AGENT_TRACE_REDACT_PATTERNS"
 ENV_REDACT_ALLOW = "AGENT_TRACE_REDACT_ALLOW"
 ENV_TRACE_PATH = "AGENT_TRACE_TRACE_PATH"
@@ -97,12 +98,35 @@ def parse_tiers(raw: str) -> tuple[str, ...]:
     return tiers
 
 
+def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Whether two paths name the same file (also through symlinks, ``..`` and hard links)."""
+    pa, pb = Path(a).expanduser(), Path(b).expanduser()
+    try:
+        if pa.exists() and pb.exists():
+            return os.path.samefile(pa, pb)
+    except OSError:
+        pass
+    return os.path.realpath(pa) == os.path.realpath(pb)
+
+
+def check_tier_paths(
+    trace_path: str | os.PathLike[str] | None, checkpoint_path: str | os.PathLike[str] | None, where: str = ""
+) -> None:
+    """Reject one file asked for both tiers: the shareable trace would gain the full conversation."""
+    if trace_path is None or checkpoint_path is None:
+        return
+    if same_file(trace_path, checkpoint_path):
+        names = where or "the trace and checkpoint paths"
+        raise SettingsError(
+            f"{names} name the same file ({checkpoint_path}): the shareable, redacted trace tier and "
+            "the private, complete checkpoint tier must be written to two different files"
+        )
+
+
 def tiers_for_paths(raw: str, trace_path: Path | None, checkpoint_path: Path | None) -> tuple[str, ...]:
     """The tiers to record: ``AGENT_TRACE_TIER`` if set, else the tiers given a path (else trace).
     One file asked for both tiers, or a path for a tier not recorded, is an error."""
     if trace_path is not None and checkpoint_path is not None:
-        from opentelemetry.exporter.agent_session._tiers import check_tier_paths
-
         check_tier_paths(trace_path, checkpoint_path, f"{ENV_TRACE_PATH} and {ENV_CHECKPOINT_PATH}")
     with_paths = tuple(t for t, p in zip(TIERS, (trace_path, checkpoint_path), strict=True) if p is not None)
     if not (raw or "").strip():
@@ -143,6 +167,7 @@ class Settings:
     preview_chars: int = 500
     sys_events_per_span: int = 1000
     system_layer: bool = True
+    record: bool = True
     capture_content: str = CONTENT_NONE
     redact_patterns: tuple[str, ...] = ()
     redact_allow: tuple[str, ...] = ()
@@ -168,6 +193,7 @@ class Settings:
             preview_chars=_int(env, ENV_PREVIEW_CHARS, 500, minimum=16),
             sys_events_per_span=_int(env, ENV_SYS_EVENTS_PER_SPAN, 1000),
             system_layer=_flag(env, ENV_SYSTEM_LAYER, True),
+            record=_flag(env, ENV_RECORD, True),
             capture_content=parse_capture_content(env.get(ENV_CAPTURE_CONTENT)),
             redact_patterns=_list(env, ENV_REDACT_PATTERNS),
             redact_allow=_list(env, ENV_REDACT_ALLOW),
@@ -195,10 +221,19 @@ _current: Settings | None = None
 
 
 def get_settings() -> Settings:
-    """The process-wide settings, read from the environment on first use."""
+    """The process-wide settings, read from the environment on first use.
+
+    A setting we cannot use is reported once, in one line, and the process runs on unrecorded
+    (``record=False``): a typo in an environment variable must not break the agent."""
     global _current
     if _current is None:
-        _current = Settings.from_env()
+        try:
+            _current = Settings.from_env()
+        except SettingsError as exc:
+            from otel_agent_trace._internal.guard import report_once
+
+            report_once("settings", "otel-agent-trace: %s. Nothing is recorded until this is fixed.", exc)
+            _current = Settings(record=False)
     return _current
 
 

@@ -13,7 +13,7 @@ logger = logging.getLogger("otel_agent_trace")
 
 _local = threading.local()
 _reported: set[str] = set()
-_reported_lock = threading.Lock()
+_reported_lock = threading.RLock()  # re-entrant: a signal handler may report while the main thread does
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -27,3 +27,25 @@ def test_unused_libraries_are_not_imported_at_start_and_used_ones_are_instrument
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["loaded_at_start"] == []
     assert result["wrapped_after_import"] is True
+
+
+def test_a_bad_setting_is_one_clear_line_and_the_agent_runs_unrecorded(tmp_path):
+    from .helpers import DEMO_AGENT, clean_env
+
+    done = run_instrumented(DEMO_AGENT, tmp_path, clean_env({"AGENT_TRACE_TIER": "bogus"}))
+    assert done.returncode == 0
+    assert "scripted demo agent" in done.stdout
+    assert done.stderr.strip().splitlines() == [
+        "otel-agent-trace: AGENT_TRACE_TIER='bogus': expected trace, checkpoint or both. "
+        "Nothing is recorded until this is fixed."
+    ]
+    assert not (tmp_path / "agent-sessions").exists()
+
+
+def test_recording_can_be_switched_off(tmp_path):
+    from .helpers import DEMO_AGENT, clean_env
+
+    done = run_instrumented(DEMO_AGENT, tmp_path, clean_env({"AGENT_TRACE_RECORD": "false"}))
+    assert done.returncode == 0 and done.stderr == ""
+    assert "scripted demo agent" in done.stdout
+    assert not (tmp_path / "agent-sessions").exists()

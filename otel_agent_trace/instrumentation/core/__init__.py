@@ -7,7 +7,6 @@ local session. ``AGENT_TRACE_RECORD=false`` turns local recording off.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Collection
 from typing import Any
 
@@ -20,8 +19,6 @@ class CoreInstrumentor(BaseInstrumentor):
         return ()
 
     def _instrument(self, **kwargs: Any) -> None:
-        if os.environ.get("AGENT_TRACE_RECORD", "true").strip().lower() in ("0", "false", "no", "off"):
-            return
         from opentelemetry.exporter.agent_session._processor import ensure_session_processor
 
         ensure_session_processor(kwargs.get("tracer_provider") or get_tracer_provider())

@@ -30,7 +30,7 @@ class AgentSessionSpanExporter(SpanExporter):
         if SessionSpanProcessor.instances:
             return SpanExportResult.SUCCESS  # a session processor records these already
         try:
-            if sink.active() is None and self.settings.auto_session:
+            if sink.active() is None and self.settings.auto_session and self.settings.record:
                 install_exit_handlers()
                 auto_start()
             rec = sink.active()

@@ -46,7 +46,9 @@ class SessionSpanProcessor(SpanProcessor):
     def __init__(self, settings: Settings | None = None, *, auto_session: bool | None = None):
         type(self).instances += 1
         self.settings = settings or get_settings()
-        self._auto = self.settings.auto_session if auto_session is None else auto_session
+        self._auto = self.settings.record and (
+            self.settings.auto_session if auto_session is None else auto_session
+        )
         if self._auto:
             sink.set_autostart(auto_start)
             install_exit_handlers()
@@ -139,7 +141,7 @@ def ensure_session_processor(provider: Any) -> bool:
     ``agent_session`` exporter that a foreign configurator batched then stands aside.)"""
     from opentelemetry.sdk.trace import TracerProvider
 
-    if not isinstance(provider, TracerProvider):
+    if not isinstance(provider, TracerProvider) or not get_settings().record:
         return False
     if getattr(provider, "_agent_trace_recording", False):
         return False

@@ -16,7 +16,7 @@ from typing import Any
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace._internal.guard import report_once
 from otel_agent_trace.redaction import Redactor
-from otel_agent_trace.settings import TIER_CHECKPOINT, Settings, SettingsError
+from otel_agent_trace.settings import TIER_CHECKPOINT, Settings
 
 # Content keys that are conversation messages (stored once each as ``message`` entries).
 MESSAGE_KEYS = ("input_messages", "output_messages")
@@ -122,29 +122,6 @@ class TierPolicy:
 
 
 # --- files and directories ---------------------------------------------------------------------
-
-
-def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
-    """Whether two paths name the same file (also through symlinks, ``..`` and hard links)."""
-    pa, pb = Path(a).expanduser(), Path(b).expanduser()
-    try:
-        if pa.exists() and pb.exists():
-            return os.path.samefile(pa, pb)
-    except OSError:
-        pass
-    return os.path.realpath(pa) == os.path.realpath(pb)
-
-
-def check_tier_paths(trace_path: Any, checkpoint_path: Any, where: str = "") -> None:
-    """Reject one file asked for both tiers: the shareable trace would gain the full conversation."""
-    if trace_path is None or checkpoint_path is None:
-        return
-    if same_file(trace_path, checkpoint_path):
-        names = where or "the trace and checkpoint paths"
-        raise SettingsError(
-            f"{names} name the same file ({checkpoint_path}): the shareable, redacted trace tier and "
-            "the private, complete checkpoint tier must be written to two different files"
-        )
 
 
 def prepare_directory(directory: Path, private: bool) -> bool:
