@@ -10,6 +10,7 @@ A session file is JSON Lines, one entry a line. Every entry has ``id`` (``<prefi
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import secrets
 import time
@@ -102,10 +103,27 @@ class SessionFormatError(ValueError):
 # --- ids -----------------------------------------------------------------------------------
 
 
+_id_base = secrets.randbits(32)
+_id_counter = itertools.count()
+
+
+def _reseed_ids() -> None:
+    """A forked child draws its own base (it would repeat its parent's next ids)."""
+    global _id_base, _id_counter
+    _id_base = secrets.randbits(32)
+    _id_counter = itertools.count()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reseed_ids)
+
+
 def new_session_id(now: float | None = None) -> str:
-    """``session-YYYYMMDD-HHMMSS-<8 hex>``: readable, sortable and unique within one second."""
+    """``session-YYYYMMDD-HHMMSS-<8 hex>``: readable and sortable. The 8 hex digits are a random
+    per-process base plus a counter, so ids never repeat within a process; across processes a
+    clash needs the same second and the same 32 bits, and the writer (``O_EXCL``) then draws again."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now if now is not None else time.time()))
-    return f"session-{stamp}-{secrets.token_hex(4)}"
+    return f"session-{stamp}-{(_id_base + next(_id_counter) * 0x9E3779B1) & 0xFFFFFFFF:08x}"
 
 
 def entry_prefix(session_id: str, salt: str = "") -> str:

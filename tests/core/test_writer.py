@@ -50,3 +50,25 @@ def test_fsync_mode_writes_the_same_lines(tmp_path):
     writer.close()
     entries = [orjson.loads(line) for line in (tmp_path / "s.jsonl").read_bytes().splitlines()]
     assert ids == ["abcd1234-0000", "abcd1234-0001"] == [e["id"] for e in entries]
+
+
+def test_a_session_id_taken_on_disk_is_never_reused(tmp_path):
+    """Two recorders asked for the same explicit id: the second fails loudly, naming the file,
+    and never appends to the first one's file."""
+    from opentelemetry.exporter.agent_session import SessionFileExists, SessionRecorder
+
+    from otel_agent_trace.settings import Settings
+
+    settings = Settings(directory=tmp_path)
+    first = SessionRecorder(settings, session_id="session-20260101-000000-0000abcd").start()
+    size = first.files[0].stat().st_size
+    second = SessionRecorder(settings, session_id="session-20260101-000000-0000abcd")
+    try:
+        second.start()
+    except SessionFileExists as exc:
+        assert "session-20260101-000000-0000abcd.jsonl" in str(exc)
+    else:  # pragma: no cover - the assertion below explains
+        raise AssertionError("a second recorder wrote into an existing session file")
+    finally:
+        first.stop()
+    assert first.files[0].stat().st_size > size  # only the first recorder's session.end was added

@@ -21,7 +21,7 @@ from otel_agent_trace.redaction import get_redactor
 from otel_agent_trace.settings import TIER_CHECKPOINT, Settings, get_settings
 
 from ._tiers import MESSAGE_KEYS, TierPolicy, prepare_directory, tier_file
-from ._writer import TierWriter
+from ._writer import SessionFileExists, TierWriter
 
 _SYS_PREFIXES = ("http.", "url.", "process.", "file.", "db.", "rpc.", "server.", "network.", "messaging.")
 _MAX_PENDING_CONTENT = 10_000
@@ -119,6 +119,7 @@ class SessionRecorder:
         self.settings = settings or get_settings()
         inherited = self.settings.inherited_session_id
         self.is_child = session_id is None and inherited is not None
+        self._generated_id = not (session_id or inherited)
         self.session_id = session_id or inherited or fmt.new_session_id()
         self.name = name
         self.user_metadata = dict(metadata or {})
@@ -154,22 +155,43 @@ class SessionRecorder:
                 self.child_tag = _free_child_tag(
                     self.directory, self.session_id, self.child_tag, self.settings
                 )
-            prefix_salt = self.child_tag or ""
-            for tier in self.settings.tiers:
-                default = self.directory / fmt.session_file_name(self.session_id, tier, self.child_tag)
-                path = tier_file(self.settings, tier, default, child=self.is_child)
-                with own_io():
-                    prepare_directory(path.parent, tier == TIER_CHECKPOINT)
-                prefix = fmt.entry_prefix(
-                    self.session_id, prefix_salt + ("" if tier == "trace" else "/" + tier)
-                )
-                writer = TierWriter(
-                    path, tier, prefix, fsync=self.settings.fsync, private=tier == TIER_CHECKPOINT
-                )
-                self.tiers.append(_Tier(writer, TierPolicy(tier, self.settings, redactor)))
+            for attempt in range(5):
+                try:
+                    self._open_writers(redactor)
+                    break
+                except SessionFileExists:
+                    self._close_writers(remove=True)
+                    if not self._generated_id or attempt == 4:
+                        raise
+                    self.session_id = fmt.new_session_id()  # another session took that id
             self._write_root()
             sink.set_active(self)
         return self
+
+    def _open_writers(self, redactor: Any) -> None:
+        prefix_salt = self.child_tag or ""
+        for tier in self.settings.tiers:
+            default = self.directory / fmt.session_file_name(self.session_id, tier, self.child_tag)
+            path = tier_file(self.settings, tier, default, child=self.is_child)
+            with own_io():
+                prepare_directory(path.parent, tier == TIER_CHECKPOINT)
+            prefix = fmt.entry_prefix(self.session_id, prefix_salt + ("" if tier == "trace" else "/" + tier))
+            writer = TierWriter(
+                path, tier, prefix, fsync=self.settings.fsync, private=tier == TIER_CHECKPOINT
+            )
+            self.tiers.append(_Tier(writer, TierPolicy(tier, self.settings, redactor)))
+
+    def _close_writers(self, *, remove: bool) -> None:
+        """Close the files opened so far (removing them: they are empty and ours)."""
+        for tier in self.tiers:
+            tier.writer.close()
+            if remove:
+                with own_io():
+                    try:
+                        tier.writer.path.unlink()
+                    except OSError:
+                        pass
+        self.tiers = []
 
     def _write_root(self) -> None:
         meta = {
