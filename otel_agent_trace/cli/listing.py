@@ -18,7 +18,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def summarize(path: Path) -> dict[str, object]:
     issues: list[fmt.ReadIssue] = []
-    first = None
+    first: dict[str, object] | None = None
     count = 0
     ended = False
     for entry in iter_entries(path, issues):
@@ -29,6 +29,7 @@ def summarize(path: Path) -> dict[str, object]:
         "path": str(path),
         "session_id": (first or {}).get("session_id"),
         "tier": (first or {}).get("tier"),
+        "child": (first or {}).get("type") == fmt.SESSION_JOIN,
         "entries": count,
         "complete": ended,
         "issues": len(issues),
@@ -41,16 +42,25 @@ def run(args: argparse.Namespace) -> int:
     if not files:
         print(f"no sessions in {directory}")
         return 0
+    summaries = []
+    children: dict[object, int] = {}
     for path in files:
         try:
             s = summarize(path)
         except (fmt.SessionFormatError, OSError) as exc:
             print(f"{path}: unreadable: {exc}")
             continue
+        if s["child"]:  # a child process's file belongs to its parent's session
+            children[s["session_id"]] = children.get(s["session_id"], 0) + 1
+        else:
+            summaries.append(s)
+    for s in summaries:
+        path = Path(str(s["path"]))
         state = "complete" if s["complete"] else "unfinished"
         zips = sorted(directory.glob(f"{s['session_id']}*{fmt.ZIP_SUFFIX}"))
         print(
             f"{path.name}  {s['tier']}  {s['entries']} entries  {state}"
+            + (f"  +{children[s['session_id']]} child process file(s)" if s["session_id"] in children else "")
             + (f"  zip: {', '.join(z.name for z in zips)}" if zips else "")
         )
     return 0

@@ -49,12 +49,19 @@ def _describe(entry: dict[str, Any]) -> str:
 def run(args: argparse.Namespace) -> int:
     issues: list[fmt.ReadIssue] = []
     depth: dict[str, int] = {}
+    span_depth: dict[str, int] = {}  # span id -> depth, to hang a child process under its span
     out = sys.stdout
     for entry in iter_entries(args.path, issues):
         eid = entry.get("id", "")
+        kind = entry.get("type")
         level = depth.get(entry.get("parent_id") or "", -1) + 1
-        if entry.get("type") == fmt.SPAN_END:
+        if kind == fmt.SPAN_END:
             level = max(level - 1, 0)
+        elif kind == fmt.SPAN_START:
+            span_depth[entry.get("span_id", "")] = level
+        elif kind == fmt.SESSION_JOIN:
+            parent_span = (entry.get("metadata") or {}).get("parent_span_id") or ""
+            level = span_depth.get(parent_span, -1) + 1
         depth[eid] = level
         if args.layer and entry.get("layer") != args.layer:
             continue
@@ -64,4 +71,5 @@ def run(args: argparse.Namespace) -> int:
             out.write(f"{eid}  {'  ' * level}{_describe(entry)}\n")
     for issue in issues:
         print(f"warning: {issue}", file=sys.stderr)
-    return 0
+    # A torn last line is what a killed writer leaves: expected. Any other bad line is not.
+    return 1 if any(not issue.reason.startswith("torn") for issue in issues) else 0
