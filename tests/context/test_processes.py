@@ -169,3 +169,17 @@ def test_bytes_environment_gets_bytes_variables(recording, context_instrumented)
         env = {b"PATH": os.environb[b"PATH"]}
         shown = subprocess.run(["sh", "-c", SHOW], env=env, capture_output=True).stdout.decode().strip()
     assert shown == want
+
+
+def test_multiprocessing_spawn_workers_get_the_context(recording, context_instrumented):
+    """``multiprocessing``'s spawn start method passes no ``env``: the variables are lent to this
+    process's environment for the one spawn, then taken back."""
+    import multiprocessing
+
+    names = ("TRACEPARENT", "AGENT_TRACE_SESSION_ID", "AGENT_TRACE_PARENT_SPAN", "AGENT_TRACE_DIR")
+    with oat.tool("spawn"):
+        want = expected(recording).rsplit("|", 1)[0]  # the tier variable aside
+        with multiprocessing.get_context("spawn").Pool(1) as pool:
+            got = "|".join(pool.apply(os.getenv, (name,)) or "" for name in names)
+    assert got == want
+    assert not any(name in os.environ for name in names)

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import os
 import shlex
+import sys
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -156,6 +158,37 @@ def _system(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
     return wrapped(*args, **kwargs)
 
 
+_environ_lock = threading.Lock()
+
+
+def _spawnv_passfds(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    """``multiprocessing``'s spawn start method runs a fresh interpreter through
+    ``_posixsubprocess`` with this process's environment and no ``env`` argument: lend it the
+    variables for that one call. (Not for the forkserver: its workers are forked later, for other
+    callers, so the context at its own start would be the wrong parent for them.)"""
+    if not _state["on"] or any("forkserver" in str(a) for a in (args[1] if len(args) > 1 else ())):
+        return wrapped(*args, **kwargs)
+    extra = _child_variables_safely()
+    if not extra:
+        return wrapped(*args, **kwargs)
+    with _environ_lock:
+        saved = {key: os.environ.get(key) for key in extra}
+        os.environ.update(extra)
+        try:
+            return wrapped(*args, **kwargs)
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+
+
+@never_raise("multiprocessing environment", default=None)
+def _child_variables_safely() -> dict[str, str] | None:
+    return child_variables()
+
+
 def _after_fork_in_child() -> None:
     if not _state["on"]:
         return
@@ -173,12 +206,25 @@ def _patches() -> list[tuple[Any, str, Any]]:
     if os.name == "posix":
         patches += [(os, "execv", _execv), (os, "execve", _execve), (os, "system", _system)]
         patches += [(os, "posix_spawn", _posix_spawn), (os, "posix_spawnp", _posix_spawnp)]
+        mp_util = sys.modules.get("multiprocessing.util")  # not imported for it (~20 ms): see instrument()
+        if mp_util is not None:
+            patches.append((mp_util, "spawnv_passfds", _spawnv_passfds))
     return [p for p in patches if hasattr(p[0], p[1])]
+
+
+def _on_multiprocessing_util(module: Any) -> None:
+    if _state["on"] and hasattr(module, "spawnv_passfds"):
+        wrap(module, "spawnv_passfds", _spawnv_passfds)
 
 
 def instrument() -> None:
     for owner, name, wrapper in _patches():
         wrap(owner, name, wrapper)
+    if os.name == "posix" and "multiprocessing.util" not in sys.modules and not _state.get("mp_hook"):
+        import wrapt
+
+        wrapt.register_post_import_hook(_on_multiprocessing_util, "multiprocessing.util")
+        _state["mp_hook"] = True
     if hasattr(os, "register_at_fork") and not _state["fork_hook"]:
         os.register_at_fork(after_in_child=_after_fork_in_child)  # cannot be unregistered: a flag
         _state["fork_hook"] = True
