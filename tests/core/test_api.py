@@ -130,6 +130,8 @@ def test_checkpoint_tier_keeps_full_text_privately(provider, session_dir):
     assert "content" not in short[0]
     assert b"secret plan" not in trace_file.read_bytes()
     assert len(zips) == 2
+    for path in (trace_file, checkpoint_file):  # counts are of what happened, not of files written
+        assert _entries(path)[-1]["counts"]["messages"] == 1
     loaded = oat.load_session(zips[1])
     assert loaded.metadata["tier"] == "checkpoint" and loaded.metadata["private"] is True
     with zipfile.ZipFile(zips[1]) as zf:

@@ -417,7 +417,8 @@ class SessionRecorder:
         }
         if attributes:
             fields["attributes"] = tier.policy.attributes(dict(attributes))
-        self.counts["events"] += 1
+        if tier is self.tiers[0]:  # counted once, however many tiers are written
+            self.counts["events"] += 1
         return tier.writer.write(parent_id, fields)
 
     # --- capture-facing API (see otel_agent_trace._internal.sink) --------------------------
@@ -499,7 +500,8 @@ class SessionRecorder:
         if span_id is not None:
             fields["span_id"] = f"{span_id:016x}"
         fields.update(tier.policy.message(message, fmt.content_sha256(message.get("content"))))
-        self.counts["messages"] += 1
+        if tier is self.tiers[0]:  # counted once, however many tiers are written
+            self.counts["messages"] += 1
         return w.write(parent_id, fields, message=digest)
 
     def _content_fields(
