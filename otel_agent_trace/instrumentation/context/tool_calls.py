@@ -8,6 +8,7 @@ same name, the inner layer adds what it knows to that span instead of starting a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -19,6 +20,13 @@ from otel_agent_trace import semconv
 from otel_agent_trace._internal import genai_spans as gs
 from otel_agent_trace._internal.ctx import detach_quietly
 from otel_agent_trace._internal.guard import never_raise
+
+Outcome = Callable[[Any], tuple[Any, "str | None"]]
+
+
+def _recorded(outcome: Outcome, result: Any) -> tuple[Any, str | None]:
+    """What to record of a result; the result itself if ``outcome`` fails (never the agent's problem)."""
+    return never_raise("tool result", default=(result, None))(outcome)(result)
 
 
 def enclosing_tool_span(name: str) -> Span | None:
@@ -58,8 +66,31 @@ class ToolCall:
             token, self._token = self._token, None
             detach_quietly(token)
 
+    def run(self, wrapped: Any, args: Any, kwargs: Any, outcome: Outcome) -> Any:
+        """Call the tool under this span; its result or exception reaches the caller unchanged.
+        ``outcome(result)`` gives what to record: ``(value, error)``."""
+        self.enter()
+        try:
+            result = wrapped(*args, **kwargs)
+        except BaseException as exc:
+            self.fail(exc)
+            raise
+        self.finish(*_recorded(outcome, result))
+        return result
+
+    async def arun(self, wrapped: Any, args: Any, kwargs: Any, outcome: Outcome) -> Any:
+        """:meth:`run` for a coroutine function."""
+        self.enter()
+        try:
+            result = await wrapped(*args, **kwargs)
+        except BaseException as exc:
+            self.fail(exc)
+            raise
+        self.finish(*_recorded(outcome, result))
+        return result
+
     @never_raise("tool call result")
-    def finish(self, result: Any, *, error: str | None = None) -> None:
+    def finish(self, result: Any, error: str | None = None) -> None:
         """Record the result (``error``: the tool reported a failure as its result) and end the span."""
         self.exit()
         if not self.owned:

@@ -67,34 +67,15 @@ def _result_and_error(output: Any) -> tuple[Any, str | None]:
     return output, None
 
 
-def _finish(call: ToolCall, output: Any) -> None:
-    result, error = never_raise("langchain tool result", default=(output, None))(_result_and_error)(output)
-    call.finish(result, error=error)
-
-
 def run_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
     call = _start(instance, args, kwargs)
     if call is None:
         return wrapped(*args, **kwargs)
-    call.enter()
-    try:
-        output = wrapped(*args, **kwargs)
-    except BaseException as exc:
-        call.fail(exc)
-        raise
-    _finish(call, output)
-    return output
+    return call.run(wrapped, args, kwargs, _result_and_error)
 
 
 async def arun_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
     call = _start(instance, args, kwargs)
     if call is None:
         return await wrapped(*args, **kwargs)
-    call.enter()
-    try:
-        output = await wrapped(*args, **kwargs)
-    except BaseException as exc:
-        call.fail(exc)
-        raise
-    _finish(call, output)
-    return output
+    return await call.arun(wrapped, args, kwargs, _result_and_error)

@@ -51,15 +51,7 @@ async def call_tool_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any)
     call = _start(instance, args, kwargs)
     if call is None:
         return await wrapped(*args, **kwargs)
-    call.enter()
-    try:
-        result = await wrapped(*args, **kwargs)
-    except BaseException as exc:
-        call.fail(exc)
-        raise
-    value, error = never_raise("mcp result", default=(None, None))(_result)(result)
-    call.finish(value, error=error)
-    return result
+    return await call.arun(wrapped, args, kwargs, _result)
 
 
 @never_raise("mcp list_tools")

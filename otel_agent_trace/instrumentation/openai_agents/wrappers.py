@@ -56,17 +56,14 @@ async def invoke_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) ->
     call = _start(kwargs) if not args else None
     if call is None:
         return await wrapped(*args, **kwargs)
-    call.enter()
-    try:
-        result = await wrapped(*args, **kwargs)
-    except BaseException as exc:
-        call.fail(exc)
-        raise
-    call.finish(
-        getattr(result, "output", result),
-        error="tool_error" if getattr(result, "is_sdk_generated_error", False) else None,
+    return await call.arun(wrapped, args, kwargs, _outcome)
+
+
+def _outcome(result: Any) -> tuple[Any, str | None]:
+    """The tool's output, and ``tool_error`` when the SDK turned a failure into the output."""
+    return getattr(result, "output", result), (
+        "tool_error" if getattr(result, "is_sdk_generated_error", False) else None
     )
-    return result
 
 
 @never_raise("openai-agents tool failure")
