@@ -61,6 +61,19 @@ def ensure_installed(rec: Any = None) -> None:
         sys.addaudithook(_hook)
 
 
+def listen(own: dict[str, Handler]) -> None:
+    """An instrumentor's audit handlers, active from now on (with the session-start hooks)."""
+    handlers.update(own)
+    start_listening()
+
+
+def stop_listening(own: dict[str, Handler]) -> None:
+    """Remove an instrumentor's handlers (the hook itself cannot be removed: it then does nothing)."""
+    for event, handler in own.items():
+        if handlers.get(event) is handler:
+            del handlers[event]
+
+
 def start_listening() -> None:
     """Called by every system instrumentor: hook the session start (and the current session)."""
     sink.on_activate(_common.on_session)

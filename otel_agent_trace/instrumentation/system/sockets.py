@@ -37,11 +37,8 @@ AUDIT_HANDLERS = {"socket.connect": _audit_connect}
 
 
 def install() -> None:
-    _audit.handlers.update(AUDIT_HANDLERS)
-    _audit.start_listening()
+    _audit.listen(AUDIT_HANDLERS)
 
 
 def uninstall() -> None:
-    for event, handler in AUDIT_HANDLERS.items():
-        if _audit.handlers.get(event) is handler:
-            del _audit.handlers[event]
+    _audit.stop_listening(AUDIT_HANDLERS)

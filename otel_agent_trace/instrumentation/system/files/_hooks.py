@@ -270,16 +270,13 @@ def install() -> None:
 
     for owner, name, record in _WRAPPED:
         replace_attr(owner, name, _wrapper(record), _saved)
-    _audit.handlers.update(AUDIT_HANDLERS)
     _on[0] = True
-    _audit.start_listening()
+    _audit.listen(AUDIT_HANDLERS)
 
 
 def uninstall() -> None:
     from .. import _audit
 
     _on[0] = False
-    for event, handler in AUDIT_HANDLERS.items():
-        if _audit.handlers.get(event) is handler:
-            del _audit.handlers[event]
+    _audit.stop_listening(AUDIT_HANDLERS)
     restore_all(_saved)

@@ -304,18 +304,15 @@ def install() -> None:
             continue
         wrap_function_wrapper(module, dotted, wrapper)
         _wrapped.append((owner, name, wrapper))
-    _audit.handlers.update(AUDIT_HANDLERS)
     _on[0] = True
-    _audit.start_listening()
+    _audit.listen(AUDIT_HANDLERS)
 
 
 def uninstall() -> None:
     from .. import _audit
 
     _on[0] = False
-    for event, handler in AUDIT_HANDLERS.items():
-        if _audit.handlers.get(event) is handler:
-            del _audit.handlers[event]
+    _audit.stop_listening(AUDIT_HANDLERS)
     # Remove our wrappers where they are outermost; one that another library wrapped over stays,
     # as a pass-through (``_on`` is off).
     for owner, name, wrapper in list(_wrapped):
