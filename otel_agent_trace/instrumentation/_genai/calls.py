@@ -75,14 +75,7 @@ def sync_wrapper(spec: CallSpec) -> Callable[..., Any]:
         call = spec.begin(kwargs)
         if call is None:
             return wrapped(*args, **kwargs)
-        token = call.activate()
-        try:
-            response = wrapped(*args, **kwargs)
-        except BaseException as exc:
-            call.deactivate(token)
-            call.fail(exc)
-            raise
-        call.deactivate(token)
+        response = call.call(wrapped, args, kwargs)
         return spec.finish(call, response, is_async=False)
 
     return wrapper
@@ -93,14 +86,7 @@ def async_wrapper(spec: CallSpec) -> Callable[..., Any]:
         call = spec.begin(kwargs)
         if call is None:
             return await wrapped(*args, **kwargs)
-        token = call.activate()
-        try:
-            response = await wrapped(*args, **kwargs)
-        except BaseException as exc:
-            call.deactivate(token)
-            call.fail(exc)
-            raise
-        call.deactivate(token)
+        response = await call.acall(wrapped, args, kwargs)
         return spec.finish(call, response, is_async=True)
 
     return wrapper

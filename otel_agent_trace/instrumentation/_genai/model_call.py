@@ -188,6 +188,33 @@ class ModelCall:
             except Exception:
                 pass
 
+    def call(self, wrapped: Any, args: Any, kwargs: Any) -> Any:
+        """Call the SDK with this span current; on an exception, record it, end the span and
+        re-raise it unchanged. The caller finishes the span with the response."""
+        token = self.activate()
+        try:
+            return wrapped(*args, **kwargs)
+        except BaseException as exc:
+            self.deactivate(token)
+            token = None
+            self.fail(exc)
+            raise
+        finally:
+            self.deactivate(token)
+
+    async def acall(self, wrapped: Any, args: Any, kwargs: Any) -> Any:
+        """:meth:`call` for a coroutine function."""
+        token = self.activate()
+        try:
+            return await wrapped(*args, **kwargs)
+        except BaseException as exc:
+            self.deactivate(token)
+            token = None
+            self.fail(exc)
+            raise
+        finally:
+            self.deactivate(token)
+
     def first_chunk(self) -> None:
         if self.first_chunk_ns is None:
             self.first_chunk_ns = time.monotonic_ns()

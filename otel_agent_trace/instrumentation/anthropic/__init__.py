@@ -43,14 +43,7 @@ def _stream_helper(spec: CallSpec, is_async: bool) -> Any:
                     call = spec.begin(dict(kwargs, stream=True))
                     if call is None:
                         return await request
-                    token = call.activate()
-                    try:
-                        raw = await request
-                    except BaseException as exc:
-                        call.deactivate(token)
-                        call.fail(exc)
-                        raise
-                    call.deactivate(token)
+                    raw = await call.acall(lambda: request, (), {})
                     return AsyncStreamProxy(raw, call, spec.accumulator())
 
                 setattr(manager, attr, opened())
@@ -60,14 +53,7 @@ def _stream_helper(spec: CallSpec, is_async: bool) -> Any:
                     call = spec.begin(dict(kwargs, stream=True))
                     if call is None:
                         return request()
-                    token = call.activate()
-                    try:
-                        raw = request()
-                    except BaseException as exc:
-                        call.deactivate(token)
-                        call.fail(exc)
-                        raise
-                    call.deactivate(token)
+                    raw = call.call(request, (), {})
                     return StreamProxy(raw, call, spec.accumulator())
 
                 setattr(manager, attr, opened_sync)

@@ -93,14 +93,7 @@ def invoke(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
     call = begin(instance, args, kwargs, stream=False)
     if call is None:
         return wrapped(*args, **kwargs)
-    token = call.activate()
-    try:
-        message = wrapped(*args, **kwargs)
-    except BaseException as exc:
-        call.deactivate(token)
-        call.fail(exc)
-        raise
-    call.deactivate(token)
+    message = call.call(wrapped, args, kwargs)
     _finish(call, message)
     return message
 
@@ -109,14 +102,7 @@ async def ainvoke(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
     call = begin(instance, args, kwargs, stream=False)
     if call is None:
         return await wrapped(*args, **kwargs)
-    token = call.activate()
-    try:
-        message = await wrapped(*args, **kwargs)
-    except BaseException as exc:
-        call.deactivate(token)
-        call.fail(exc)
-        raise
-    call.deactivate(token)
+    message = await call.acall(wrapped, args, kwargs)
     _finish(call, message)
     return message
 
