@@ -10,6 +10,7 @@ import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import IO, Any
 
@@ -267,7 +268,7 @@ class LoadedSession:
     def children(self, entry_id: str) -> list[Event]:
         return [e for e in self.events if e.parent_id == entry_id]
 
-    @property
+    @cached_property
     def spans(self) -> list[SpanRecord]:
         """Spans in start order; a span with a start entry and no end entry is unfinished."""
         spans: dict[str, SpanRecord] = {}

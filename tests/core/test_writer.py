@@ -72,3 +72,30 @@ def test_a_session_id_taken_on_disk_is_never_reused(tmp_path):
     finally:
         first.stop()
     assert first.files[0].stat().st_size > size  # only the first recorder's session.end was added
+
+
+def test_a_session_file_exists_only_with_its_root_entry_in_it(tmp_path):
+    """A process killed while starting to record (multiprocessing terminates pool workers so)
+    must not leave an empty file: the file gets its name once its root line is in it."""
+    import orjson
+    from opentelemetry.exporter.agent_session._writer import SessionFileExists, TierWriter
+
+    path = tmp_path / "s.jsonl"
+    writer = TierWriter(path, "trace", "abcd0123", root={"type": "session.start", "ts": 1})
+    assert orjson.loads(path.read_bytes()) == {
+        "id": "abcd0123-0000",
+        "parent_id": "",
+        "type": "session.start",
+        "ts": 1,
+    }
+    assert writer.root_id == "abcd0123-0000"
+    assert writer.write(writer.root_id, {"type": "session.end"}) == "abcd0123-0001"  # appends
+    writer.close()
+    try:
+        TierWriter(path, "trace", "ffff0000", root={"type": "session.start"})
+    except SessionFileExists:
+        pass
+    else:  # pragma: no cover
+        raise AssertionError("a second writer replaced an existing session file")
+    assert len(path.read_bytes().splitlines()) == 2
+    assert list(tmp_path.iterdir()) == [path]  # nothing left behind by the refused one

@@ -50,3 +50,32 @@ def test_forked_children_write_their_own_files_joined_to_the_session(tmp_path):
         lines = zf.read(fmt.ZIP_EVENTS).splitlines()
     roots = [orjson.loads(line)["type"] for line in lines if orjson.loads(line)["parent_id"] == ""]
     assert roots[0] == fmt.SESSION_START and set(roots[1:]) == {fmt.SESSION_JOIN}
+
+
+_FORK_SIGNALS = """
+import os, signal
+import otel_agent_trace as oat
+
+with oat.tool("before fork"):  # the session is recording, its SIGTERM handler installed
+    pass
+read, write = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.write(write, b"default" if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL else b"handler")
+    os._exit(0)
+os.waitpid(pid, 0)
+child = os.read(read, 16).decode()
+parent = "default" if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL else "handler"
+print(parent, child)
+"""
+
+
+def test_a_forked_worker_dies_of_sigterm_as_without_us(tmp_path):
+    """multiprocessing's ``Pool.terminate()`` relies on SIGTERM killing its workers; a Python
+    handler in a worker blocked on its queue can miss it and hang the pool: children forked
+    without exec get the default disposition back (the parent keeps its handler)."""
+    script = tmp_path / "fork_signals.py"
+    script.write_text(_FORK_SIGNALS)
+    done = run_instrumented(script, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["handler", "default"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import platform
 import socket
@@ -56,19 +57,28 @@ def _status(span: Any) -> dict[str, Any]:
     return out
 
 
-def _package_versions() -> dict[str, str]:
+@functools.cache
+def _host_metadata() -> dict[str, Any]:
+    """What a session's root says about the machine: the same for every session of a process, and
+    slow to learn (``platform.platform()`` runs ``uname -p``; package metadata reads files), so
+    learned once and before a session's files are opened."""
     versions = {"otel-agent-trace": __version__}
     try:
-        from importlib.metadata import version
+        from importlib.metadata import PackageNotFoundError, version
 
         for dist in ("opentelemetry-sdk", "opentelemetry-api"):
             try:
                 versions[dist] = version(dist)
-            except Exception:
+            except PackageNotFoundError:
                 pass
-    except Exception:
+    except ImportError:
         pass
-    return versions
+    return {
+        "hostname": socket.gethostname(),
+        "platform": platform.platform(),
+        "python_version": platform.python_version(),
+        "packages": versions,
+    }
 
 
 def _attributes_of(span: Any) -> dict[str, Any]:
@@ -151,6 +161,7 @@ class SessionRecorder:
             self._started = True
             self.started_ns = time.time_ns()
             redactor = get_redactor()
+            _host_metadata()  # slow the first time: learn it before the files exist, not between
             if self.is_child:  # the same pid may have recorded before an exec (fork, then exec)
                 self.child_tag = _free_child_tag(
                     self.directory, self.session_id, self.child_tag, self.settings
@@ -164,7 +175,6 @@ class SessionRecorder:
                     if not self._generated_id or attempt == 4:
                         raise
                     self.session_id = fmt.new_session_id()  # another session took that id
-            self._write_root()
             sink.set_active(self)
         return self
 
@@ -176,13 +186,19 @@ class SessionRecorder:
             with own_io():
                 prepare_directory(path.parent, tier == TIER_CHECKPOINT)
             prefix = fmt.entry_prefix(self.session_id, prefix_salt + ("" if tier == "trace" else "/" + tier))
+            policy = TierPolicy(tier, self.settings, redactor)
             writer = TierWriter(
-                path, tier, prefix, fsync=self.settings.fsync, private=tier == TIER_CHECKPOINT
+                path,
+                tier,
+                prefix,
+                fsync=self.settings.fsync,
+                private=tier == TIER_CHECKPOINT,
+                root=self._root_fields(tier, policy),
             )
-            self.tiers.append(_Tier(writer, TierPolicy(tier, self.settings, redactor)))
+            self.tiers.append(_Tier(writer, policy))
 
     def _close_writers(self, *, remove: bool) -> None:
-        """Close the files opened so far (removing them: they are empty and ours)."""
+        """Close the files opened so far (removing them: ours, holding nothing but their root)."""
         for tier in self.tiers:
             tier.writer.close()
             if remove:
@@ -193,20 +209,22 @@ class SessionRecorder:
                         pass
         self.tiers = []
 
-    def _write_root(self) -> None:
+    def _root_fields(self, tier: str, policy: TierPolicy) -> dict[str, Any]:
+        """The root entry (``session.start``; ``session.join`` in a child process) of one file."""
+        host = _host_metadata()
         meta = {
             "session_id": self.session_id,
             "name": self.name,
             "format": fmt.FORMAT_NAME,
             "format_version": fmt.FORMAT_VERSION,
             "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started_ns / 1e9)),
-            "hostname": socket.gethostname(),
-            "platform": platform.platform(),
-            "python_version": platform.python_version(),
+            "hostname": host["hostname"],
+            "platform": host["platform"],
+            "python_version": host["python_version"],
             "pid": os.getpid(),
             "argv": list(sys.argv),
             "cwd": os.getcwd(),
-            "packages": _package_versions(),
+            "packages": host["packages"],
         }
         if self.user_metadata:
             meta["user"] = self.user_metadata
@@ -215,16 +233,14 @@ class SessionRecorder:
             kind = fmt.SESSION_JOIN
             meta["parent_span_id"] = self.settings.inherited_parent_span
             meta["ppid"] = os.getppid()
-        for tier in self.tiers:
-            fields = {
-                "type": kind,
-                "layer": fmt.LAYER_AGENT,
-                "ts": self.started_ns,
-                "session_id": self.session_id,
-                "tier": tier.writer.tier,
-                "metadata": tier.policy.value(meta),
-            }
-            tier.writer.root_id = tier.writer.write("", fields) or ""
+        return {
+            "type": kind,
+            "layer": fmt.LAYER_AGENT,
+            "ts": self.started_ns,
+            "session_id": self.session_id,
+            "tier": tier,
+            "metadata": policy.value(meta),
+        }
 
     def stop(self) -> list[str]:
         """End the session: write ``session.end``, close the files and export the ZIPs."""
@@ -450,7 +466,8 @@ class SessionRecorder:
             return False
         if self._fork_pending:
             self._open_fork_files()
-        sid = span.get_span_context().span_id
+        ctx = span.get_span_context()
+        sid = ctx.span_id
         if sys_layer:
             n = self._sys_counts.get(sid, 0) + 1
             self._sys_counts[sid] = n
@@ -465,11 +482,9 @@ class SessionRecorder:
         if not sys_layer or n <= _span_event_limit(span):
             span.add_event(name, attributes or {}, timestamp=ts)
             self._written_events.setdefault(sid, set()).add((name, ts))
-        ctx = span.get_span_context()
         trace_hex = f"{ctx.trace_id:032x}"
         span_hex = f"{sid:016x}"
-        attrs = getattr(span, "attributes", None)
-        layer = fmt.LAYER_SYS if sys_layer else layer_of(attrs)
+        layer = fmt.LAYER_SYS if sys_layer else layer_of(getattr(span, "attributes", None))
         for tier in self.tiers:
             parent = tier.writer.span_entry(sid) or tier.writer.root_id
             self._write_event(tier, parent, trace_hex, span_hex, layer, name, ts, attributes)
@@ -637,19 +652,23 @@ def install_exit_handlers() -> None:
     if previous not in (signal.SIG_DFL, None):
         return  # the application handles SIGTERM; atexit still runs if it exits normally
 
-    def _on_sigterm(signum: int, frame: Any) -> None:
-        try:
-            stop_active()
-        except Exception as exc:  # pragma: no cover - best effort on the way out
-            logger.warning("otel-agent-trace: export on SIGTERM failed: %s", exc)
-        _flush_forwarding()
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGTERM)
-
     try:
         signal.signal(signal.SIGTERM, _on_sigterm)
     except (ValueError, OSError):
         pass
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    """Write ``session.end`` and the ZIP, send what is queued for OTLP, then die of SIGTERM."""
+    import signal
+
+    try:
+        stop_active()
+    except Exception as exc:  # pragma: no cover - best effort on the way out
+        logger.warning("otel-agent-trace: export on SIGTERM failed: %s", exc)
+    _flush_forwarding()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _flush_forwarding() -> None:
@@ -671,6 +690,7 @@ def _flush_forwarding() -> None:
 def _after_fork_in_child() -> None:
     global _auto_lock
     _auto_lock = threading.Lock()
+    _default_sigterm_in_child()
     rec = sink.active()
     if isinstance(rec, SessionRecorder) and rec.active:
         try:
@@ -678,6 +698,20 @@ def _after_fork_in_child() -> None:
         except Exception as exc:
             sink.set_active(None)  # record nothing rather than corrupt the parent's file
             report_once("fork", "otel-agent-trace: cannot record in the forked process: %s", exc)
+
+
+def _default_sigterm_in_child() -> None:
+    """A process forked without exec (a multiprocessing worker) dies of SIGTERM as it would
+    without us. With a Python handler, a SIGTERM that lands just before the worker blocks in a C
+    call (waiting on its task queue) is never acted on, and ``Pool.terminate()`` then waits for
+    it forever. Its entries are on disk already; only its ``session.end`` is left out."""
+    import signal
+
+    try:
+        if signal.getsignal(signal.SIGTERM) is _on_sigterm:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    except (ValueError, OSError):  # not the main thread of the child: nothing we can do
+        pass
 
 
 if hasattr(os, "register_at_fork"):

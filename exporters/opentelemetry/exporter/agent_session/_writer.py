@@ -22,6 +22,33 @@ class SessionFileExists(FileExistsError):
     pass
 
 
+_FLAGS = os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+
+
+def _create(path: Path, first: bytes, mode: int) -> int:
+    """An ``O_APPEND`` descriptor on a new file at ``path`` (never over an existing one), with
+    ``first`` written in the next system call: everything the root entry needs is ready before
+    the file exists, so only a kill between those two calls could leave an empty file (before,
+    learning the host's metadata in between left one in a third of multiprocessing runs).
+    (Linking in an ``O_TMPFILE`` would close even that gap, but ``/proc/self/fd`` links fail with
+    ``EXDEV`` on some kernels and sandboxes, this one included.)"""
+    try:
+        fd = os.open(path, _FLAGS | os.O_CREAT | os.O_EXCL, mode)
+    except FileExistsError:
+        raise SessionFileExists(f"{path}: a session file of that name already exists") from None
+    if first:
+        _write_fully(fd, first)
+    if mode == 0o600:
+        os.fchmod(fd, mode)  # private, whatever the umask
+    return fd
+
+
+def _write_fully(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 class TierWriter:
     """Writes entries to one JSONL file with ``os.write`` on an ``O_APPEND`` descriptor.
 
@@ -29,7 +56,18 @@ class TierWriter:
     nothing already written. Ids are ``<prefix>-<seq>``, counted per file.
     """
 
-    def __init__(self, path: Path, tier: str, prefix: str, *, fsync: bool = False, private: bool = False):
+    def __init__(
+        self,
+        path: Path,
+        tier: str,
+        prefix: str,
+        *,
+        fsync: bool = False,
+        private: bool = False,
+        root: dict[str, Any] | None = None,
+    ):
+        """Create the file (never over an existing one). With ``root``, the file comes into
+        existence holding its root entry: no process death leaves it empty."""
         self.path = Path(path)
         self.tier = tier
         self.prefix = prefix
@@ -45,15 +83,14 @@ class TierWriter:
         self.entries = 0
         self.bytes = 0
         self.failed = False
-        mode = 0o600 if private else 0o644
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+        first = b""
+        if root is not None:
+            self.root_id = f"{prefix}-0000"
+            first = fmt.dumps({"id": self.root_id, "parent_id": "", **root})
+            self._seq = self.entries = 1
+            self.bytes = len(first)
         with own_io():
-            try:
-                self._fd: int | None = os.open(self.path, flags, mode)
-            except FileExistsError:
-                raise SessionFileExists(f"{self.path}: a session file of that name already exists") from None
-            if private:
-                os.fchmod(self._fd, 0o600)
+            self._fd: int | None = _create(self.path, first, 0o600 if private else 0o644)
 
     # --- ids -----------------------------------------------------------------------------------
 
