@@ -36,6 +36,7 @@ import os
 import re
 import threading
 from collections.abc import Iterable, Mapping
+from operator import is_
 from typing import Any
 
 from otel_agent_trace._internal.guard import report_once
@@ -273,7 +274,9 @@ class Redactor:
         self._lock = threading.RLock()
         self._cache: dict[str, str] = {}
         self._env_len = -1
-        self._env_raw: tuple[tuple[Any, Any], ...] = ()
+        self._env_data: dict[Any, Any] | None = None
+        self._env_keys: tuple[Any, ...] = ()
+        self._env_raw: tuple[Any, ...] = ()
         self._env_items: tuple[tuple[str, str], ...] = ()
         self._env_names: dict[str, str] = {}
         self._compile()
@@ -349,38 +352,47 @@ class Redactor:
             self._clear()
 
     def _refresh(self) -> None:
-        """Re-read environment secrets if a secret-looking variable changed (cheap when not)."""
+        """Re-read environment secrets if a secret-looking variable changed (cheap when not: on
+        every span, so the common case is a length check and C-level identity checks)."""
         if not self._live_env:
             return
         try:
-            data = getattr(self._env_source, "_data", None)
+            data = self._env_data
             if data is not None:  # os.environ: compare the stored bytes objects by identity
-                changed = len(data) != self._env_len or any(data.get(k) is not v for k, v in self._env_raw)
+                if len(data) == self._env_len and (
+                    not self._env_keys or all(map(is_, map(data.get, self._env_keys), self._env_raw))
+                ):
+                    return
             else:
                 env = self._env_source
-                changed = len(env) != self._env_len or any(env.get(n) != v for n, v in self._env_items)
+                if len(env) == self._env_len and all(env.get(n) == v for n, v in self._env_items):
+                    return
         except Exception:
             return
-        if changed:
-            if self._secret_env() != self._env_items:
-                self._compile()
-            else:
-                self._snapshot_raw()
+        if self._secret_env() != self._env_items:
+            self._compile()
+        else:
+            self._snapshot_raw()
 
     def _snapshot_raw(self) -> None:
         self._env_len = len(self._env_source)
+        self._env_data = None
         data = getattr(self._env_source, "_data", None)
         encode = getattr(self._env_source, "encodekey", None)
-        raw: list[tuple[Any, Any]] = []
-        if data is not None and encode is not None:
+        keys: list[Any] = []
+        values: list[Any] = []
+        if type(data) is dict and encode is not None:
             try:
                 for name, _ in self._env_items:
                     key = encode(name)
-                    raw.append((key, data.get(key)))
+                    keys.append(key)
+                    values.append(data.get(key))
                 self._env_len = len(data)
+                self._env_data = data
             except Exception:
-                raw = []
-        self._env_raw = tuple(raw)
+                keys, values = [], []
+        self._env_keys = tuple(keys)
+        self._env_raw = tuple(values)
 
     # --- redaction -----------------------------------------------------------------------------
 
@@ -407,25 +419,47 @@ class Redactor:
         (a span's start and end, every call of the same tool)."""
         try:
             self._refresh()
-            cache = self._pairs
-            out: dict[str, Any] = {}
-            for key, value in attributes.items():
-                try:
-                    pair = (key, type(value), value)
-                    hit = cache.get(pair)
-                except TypeError:  # an unhashable value (a list): no memo
-                    pair, hit = None, None
-                if hit is None:
-                    hit = next(iter(self._value({key: value}, 0).items()))
-                    if pair is not None:
-                        if len(cache) >= 8192:
-                            cache.clear()
-                        cache[pair] = hit
-                out[hit[0]] = hit[1]
-            return out
+            return self._attributes(attributes)
         except Exception as exc:
             report_once(f"redact.error:{type(exc).__name__}", "otel-agent-trace: redaction failed: %r", exc)
             return {"redaction": marker("error")}
+
+    def redact_span(
+        self, name: str, attributes: Mapping[str, Any] | None
+    ) -> tuple[str, dict[str, Any] | None]:
+        """A span's name and attributes, redacted, with one look at the environment for both (the
+        session writer's hot path)."""
+        try:
+            self._refresh()
+            shown = self._text(name) if type(name) is str else self._value(name, 0)
+        except Exception as exc:
+            report_once(f"redact.error:{type(exc).__name__}", "otel-agent-trace: redaction failed: %r", exc)
+            shown = marker("error")
+        if not attributes:
+            return shown, None
+        try:
+            return shown, self._attributes(attributes)
+        except Exception as exc:
+            report_once(f"redact.error:{type(exc).__name__}", "otel-agent-trace: redaction failed: %r", exc)
+            return shown, {"redaction": marker("error")}
+
+    def _attributes(self, attributes: Mapping[str, Any]) -> dict[str, Any]:
+        cache = self._pairs
+        out: dict[str, Any] = {}
+        for key, value in attributes.items():
+            try:
+                pair = (key, type(value), value)
+                hit = cache.get(pair)
+            except TypeError:  # an unhashable value (a list): no memo
+                pair, hit = None, None
+            if hit is None:
+                hit = next(iter(self._value({key: value}, 0).items()))
+                if pair is not None:
+                    if len(cache) >= 8192:
+                        cache.clear()
+                    cache[pair] = hit
+            out[hit[0]] = hit[1]
+        return out
 
     def redact_preview(self, value: Any, limit: int) -> Any:
         """Redacted, then cut to about ``limit`` characters (``…[+N chars]``). Only a bounded head

@@ -21,7 +21,7 @@ from typing import IO, Any
 
 import orjson
 
-FORMAT_VERSION = "1.0"
+FORMAT_VERSION = "1.1"
 FORMAT_NAME = "otel-agent-trace/session"
 
 # Layers, as in DevDuck's recorder.

@@ -18,7 +18,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _describe(entry: dict[str, Any]) -> str:
+def _describe(entry: dict[str, Any], alone: bool = False) -> str:
+    """One line for an entry (``alone``: a span's end entry with no start entry before it)."""
     kind = entry.get("type")
     if kind in (fmt.SESSION_START, fmt.SESSION_JOIN):
         meta = entry.get("metadata") or {}
@@ -27,7 +28,10 @@ def _describe(entry: dict[str, Any]) -> str:
         return f"session.end after {(entry.get('duration_ns') or 0) / 1e9:.3f}s counts={entry.get('counts')}"
     if kind == fmt.SPAN_END:
         status = (entry.get("status") or {}).get("code")
-        return f"└ end {entry.get('name')} {(entry.get('duration_ns') or 0) / 1e6:.1f}ms {status}"
+        took = f"{(entry.get('duration_ns') or 0) / 1e6:.1f}ms {status}"
+        if alone:  # a short span: no start entry, the end says it all
+            return f"{entry.get('name')} [{entry.get('layer')}] {took}"
+        return f"└ end {entry.get('name')} {took}"
     if kind == fmt.SPAN_START:
         return f"{entry.get('name')} [{entry.get('layer')}]"
     if kind == fmt.SPAN_EVENT:
@@ -55,8 +59,13 @@ def run(args: argparse.Namespace) -> int:
         eid = entry.get("id", "")
         kind = entry.get("type")
         level = depth.get(entry.get("parent_id") or "", -1) + 1
+        alone = False
         if kind == fmt.SPAN_END:
-            level = max(level - 1, 0)
+            if entry.get("span_id") in span_depth:  # under its start entry
+                level = max(level - 1, 0)
+            else:
+                alone = True
+                span_depth[entry.get("span_id", "")] = level
         elif kind == fmt.SPAN_START:
             span_depth[entry.get("span_id", "")] = level
         elif kind == fmt.SESSION_JOIN:
@@ -68,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             out.write(fmt.dumps(entry).decode())
         else:
-            out.write(f"{eid}  {'  ' * level}{_describe(entry)}\n")
+            out.write(f"{eid}  {'  ' * level}{_describe(entry, alone)}\n")
     for issue in issues:
         print(f"warning: {issue}", file=sys.stderr)
     # A torn last line is what a killed writer leaves: expected. Any other bad line is not.

@@ -289,15 +289,17 @@ class LoadedSession:
                 )
             elif e.type == fmt.SPAN_END:
                 rec = spans.get(d.get("span_id", ""))
-                if rec is None:
+                if rec is None:  # a span that ended before its start was written: its end says all
                     rec = spans[d["span_id"]] = SpanRecord(
                         span_id=d["span_id"],
                         trace_id=d.get("trace_id", ""),
                         name=d.get("name", ""),
                         layer=e.layer,
-                        parent_span_id=None,
+                        parent_span_id=d.get("parent_span_id"),
                         start_ns=e.timestamp_ns - int(d.get("duration_ns") or 0),
-                        entry_id=e.parent_id,
+                        kind=d.get("kind"),
+                        entry_id=e.id,
+                        parent_entry_id=e.parent_id,
                     )
                 rec.end_ns = e.timestamp_ns
                 status = d.get("status") or {}

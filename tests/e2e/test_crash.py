@@ -69,6 +69,28 @@ def test_sigkill_at_a_random_point_leaves_a_loadable_session(tmp_path, run):
     assert not list((tmp_path / "agent-sessions").glob(".*.tmp"))
 
 
+def test_sigkill_of_a_hung_tool_shows_what_was_running(tmp_path):
+    """The span a process hangs in is in the file once it is older than the start window, though
+    nothing else is written after it: the flusher thread puts it there."""
+    proc = start_instrumented(AGENTS / "stuck_agent.py", tmp_path)
+    assert proc.stdout is not None and proc.stdout.readline() == "stuck\n"
+    time.sleep(0.5)  # > AGENT_TRACE_START_FLUSH_MS (100 ms)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    proc.stdout.close()
+    proc.stderr.close()  # type: ignore[union-attr]
+    session = load(only_session(tmp_path / "agent-sessions"))
+    assert_one_tree(session)
+    by_name = {s.name: s for s in session.spans}
+    agent, quick, hang = (
+        by_name["invoke_agent stuck"],
+        by_name["execute_tool quick"],
+        by_name["execute_tool hang"],
+    )
+    assert quick.finished and not agent.finished and not hang.finished
+    assert hang.status == fmt.STATUS_UNFINISHED and hang.parent_span_id == agent.span_id
+
+
 def test_sigterm_writes_the_zip(tmp_path):
     proc = _start_and_wait_for_steps(tmp_path, steps=3)
     proc.send_signal(signal.SIGTERM)

@@ -67,13 +67,11 @@ def events_under(all_entries: list[dict[str, Any]], span_start: dict[str, Any], 
 
 
 def spans_under(all_entries: list[dict[str, Any]], span_start: dict[str, Any]) -> list[dict]:
-    """The ``span.end`` entries of the direct child spans of ``span_start``'s span."""
-    children = {
-        e["span_id"]
-        for e in all_entries
-        if e["type"] == "span.start" and e.get("parent_span_id") == span_start["span_id"]
-    }
-    return [e for e in all_entries if e["type"] == "span.end" and e["span_id"] in children]
+    """The ``span.end`` entries of the direct child spans of ``span_start``'s span (an end entry
+    names its parent span: a short span has no start entry)."""
+    return [
+        e for e in all_entries if e["type"] == "span.end" and e.get("parent_span_id") == span_start["span_id"]
+    ]
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -2,8 +2,8 @@
 
 Under our configurator it becomes the synchronous :class:`SessionSpanProcessor` (entries written as
 spans start and end). Under another configurator, which wraps every exporter in a
-``BatchSpanProcessor``, it still writes the session: one ``span.start`` + ``span.end`` pair per
-finished span, in batches (spans still running at a crash are then not on disk).
+``BatchSpanProcessor``, it still writes the session: a ``span.end`` entry per finished span, in
+batches (spans still running at a crash, and the last batch, are then not on disk).
 """
 
 from __future__ import annotations

@@ -21,22 +21,27 @@ def _tag_session(span: Any, session_id: str) -> None:
     can take it (the span is not visible to any other thread yet and the value is a short str, so
     the SDK's locking and validation — ~2 µs, a tenth of our cost per span — add nothing);
     otherwise through ``set_attribute``."""
-    bounded = getattr(span, "_attributes", None)
-    raw = getattr(bounded, "_dict", None)
-    if (
-        type(raw) is dict
-        and not getattr(bounded, "_immutable", True)
-        and (bounded.maxlen is None or len(raw) < bounded.maxlen or semconv.SESSION_ID in raw)  # type: ignore[union-attr]
-        and (bounded.max_value_len is None or len(session_id) <= bounded.max_value_len)  # type: ignore[union-attr]
-    ):
-        raw[semconv.SESSION_ID] = session_id
-    else:
-        span.set_attribute(semconv.SESSION_ID, session_id)
+    try:
+        bounded = span._attributes
+        raw = bounded._dict
+        maxlen = bounded.maxlen
+        if (
+            type(raw) is dict
+            and (maxlen is None or len(raw) < maxlen)
+            and not bounded._immutable
+            and (bounded.max_value_len is None or len(session_id) <= bounded.max_value_len)
+        ):
+            raw[semconv.SESSION_ID] = session_id
+            return
+    except AttributeError:
+        pass
+    span.set_attribute(semconv.SESSION_ID, session_id)
 
 
 class SessionSpanProcessor(SpanProcessor):
-    """Writes a ``span.start`` entry when a span starts and its events and ``span.end`` when it
-    ends, synchronously, to the active session (started on the first span when ``auto_session``).
+    """Records spans into the active session (started on the first span when ``auto_session``):
+    a span's end, events and content are in the file when ``end()`` returns; its start within
+    ``start_flush_ms`` while it runs (see ``SessionRecorder``).
 
     Every span gets the ``session.id`` attribute, so a backend can find the whole session.
     """
@@ -62,9 +67,11 @@ class SessionSpanProcessor(SpanProcessor):
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
         try:
-            rec = self._recorder()
-            if rec is None:
-                return
+            rec = sink._active  # the module global itself: this runs for every span
+            if type(rec) is not SessionRecorder:
+                rec = self._recorder()
+                if rec is None:
+                    return
             _tag_session(span, rec.session_id)
             rec.on_span_start(span)
         except Exception as exc:  # never raise into the code that started the span
@@ -72,8 +79,8 @@ class SessionSpanProcessor(SpanProcessor):
 
     def on_end(self, span: ReadableSpan) -> None:
         try:
-            rec = sink.active()
-            if isinstance(rec, SessionRecorder):
+            rec = sink._active
+            if type(rec) is SessionRecorder or isinstance(rec, SessionRecorder):
                 rec.on_span_end(span)
         except Exception as exc:
             report_once("processor.on_end", "otel-agent-trace: recording a span end failed: %r", exc)

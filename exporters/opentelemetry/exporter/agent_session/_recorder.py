@@ -49,12 +49,15 @@ def layer_of(attributes: Any) -> str:
     return fmt.LAYER_AGENT
 
 
-def _status(span: Any) -> dict[str, Any]:
-    status = span.status
-    out: dict[str, Any] = {"code": status.status_code.name}
-    if status.description:
-        out["description"] = status.description
-    return out
+_PLAIN_STATUS: dict[Any, dict[str, str]] = {}  # status code → {"code": name}, shared (read-only)
+
+
+def _plain_status(code: Any) -> dict[str, str]:
+    """``{"code": name}`` for a status without description: one shared (read-only) dict per code."""
+    plain = _PLAIN_STATUS.get(code)
+    if plain is None:
+        plain = _PLAIN_STATUS[code] = {"code": code.name}
+    return plain
 
 
 @functools.cache
@@ -83,36 +86,29 @@ def _host_metadata() -> dict[str, Any]:
 
 def _attributes_of(span: Any) -> dict[str, Any]:
     """A plain copy of a span's attributes (the SDK's mapping proxy iterates in Python: ~20× slower)."""
-    raw = getattr(getattr(span, "_attributes", None), "_dict", None)
-    if raw is not None:
-        return dict(raw)
-    attrs = span.attributes
-    return dict(attrs) if attrs else {}
+    try:
+        return dict(span._attributes._dict)
+    except AttributeError:
+        attrs = span.attributes
+        return dict(attrs) if attrs else {}
 
 
-class _LiveSpan:
-    """What a span's start computed, reused at its end: ids as hex, layer, and per tier the
-    redacted name and attributes (valid while name and attributes are unchanged)."""
-
-    __slots__ = ("layer", "trace_hex", "span_hex", "name", "attrs", "shown")
-
-    def __init__(self, layer: str, trace_hex: str, span_hex: str, name: str, attrs: dict[str, Any]):
-        self.layer = layer
-        self.trace_hex = trace_hex
-        self.span_hex = span_hex
-        self.name = name
-        self.attrs = attrs
-        self.shown: list[tuple[str, Any]] = []
+# What a span's start computed, reused at its end: layer, ids as hex, the name and attributes it
+# saw, and per tier the name and attributes shown (valid while name and attributes are unchanged).
+# A tuple: one per span in flight, built on the hot path.
+_LiveSpan = tuple  # (layer, trace_hex, span_hex, name, attrs, [(shown_name, shown_attrs), ...])
 
 
 class _Tier:
-    """A writer plus the policy of what its tier keeps."""
+    """A writer plus the policy of what its tier keeps (``show``: a span's name and attributes as
+    the tier keeps them, the policy's bound method, looked up once)."""
 
-    __slots__ = ("writer", "policy")
+    __slots__ = ("writer", "policy", "show")
 
     def __init__(self, writer: TierWriter, policy: TierPolicy):
         self.writer = writer
         self.policy = policy
+        self.show = policy.span
 
 
 class SessionRecorder:
@@ -144,11 +140,20 @@ class SessionRecorder:
         self._written_events: dict[int, set[tuple[str, int]]] = {}
         self._sys_counts: dict[int, int] = {}
         self._live: dict[int, _LiveSpan] = {}
+        self._trace_hex: dict[int, str] = {}  # trace id → hex, for the spans of traces in flight
         self._last_snapshot_entries = 0
         self._lock = threading.RLock()
         self._started = False
         self._stopped = False
         self._fork_pending = False
+        self._init_start_queue()
+
+    def _init_start_queue(self) -> None:
+        self._window = max(0, self.settings.start_flush_ms) / 1000  # seconds; 0: starts at once
+        self._pending: list[Any] = []  # spans started whose start entry is not written yet
+        self._flusher: threading.Thread | None = None
+        self._flusher_idle = True
+        self._wake = threading.Event()
 
     # --- lifecycle -----------------------------------------------------------------------------
 
@@ -194,6 +199,7 @@ class SessionRecorder:
                 fsync=self.settings.fsync,
                 private=tier == TIER_CHECKPOINT,
                 root=self._root_fields(tier, policy),
+                lock=self._lock,
             )
             self.tiers.append(_Tier(writer, policy))
 
@@ -247,7 +253,9 @@ class SessionRecorder:
         with self._lock:
             if not self._started or self._stopped:
                 return list(self.zip_paths)
+            self._flush_starts()  # spans still running are in the file, marked unfinished
             self._stopped = True
+            self._wake.set()  # the flusher thread ends
             self.stopped_ns = time.time_ns()
             if sink.active() is self:
                 sink.set_active(None)
@@ -295,6 +303,7 @@ class SessionRecorder:
         self.counts = dict.fromkeys(self.counts, 0)
         for pending in (self._content, self._written_events, self._sys_counts, self._live):
             pending.clear()
+        self._init_start_queue()  # the parent's queued starts are the parent's to write
         self._started = False
         self._fork_pending = True  # files are opened on the first entry: a fork that execs at once
         # (pty.fork, subprocess with preexec_fn) leaves no empty child file behind
@@ -314,42 +323,101 @@ class SessionRecorder:
         return [t.writer.path for t in self.tiers]
 
     # --- spans ---------------------------------------------------------------------------------
+    #
+    # A span's start is queued (the span itself, nothing serialized) and written, in order, by the
+    # flusher thread within ``start_flush_ms`` or sooner by whatever is written next: any entry
+    # under a queued span or another span's end. A span that ends while its start is still the
+    # last one queued (most spans: short, no children) gets one ``span.end`` entry that says it
+    # all (one serialization, one system call). So a killed process loses no finished span, and a
+    # span still running is in the file once it is older than the window (sooner if anything
+    # happens under it). ``start_flush_ms=0`` writes every start at once.
 
     def on_span_start(self, span: Any) -> None:
         if self._stopped:
             return
         if self._fork_pending:
             self._open_fork_files()
+        self.counts["spans"] += 1
+        if self._window:
+            self._pending.append(span)  # atomic; the lock is only taken to write
+            if self._flusher_idle:
+                self._wake_flusher()
+        else:
+            with self._lock:
+                self._pending.append(span)
+                self._flush_starts()
+
+    def _take_pending(self) -> list[Any]:
+        """The queued starts, removed from the queue (caller holds the lock; starts queued
+        meanwhile by other threads stay queued, in order)."""
+        pending = self._pending
+        if not pending:
+            return []
+        items = pending[:]
+        del pending[: len(items)]
+        return items
+
+    def _flush_starts(self, starts: list[Any] | None = None) -> None:
+        """Write queued starts (``starts``, or the whole queue) in one system call per file. The
+        caller holds the lock."""
+        if starts is None:
+            starts = self._take_pending()
+            if not starts:
+                return
+        per_tier: list[list[Any]] = [[] for _ in self.tiers]
+        for span in starts:
+            self._start_items(span, per_tier)
+        for tier, items in zip(self.tiers, per_tier, strict=True):
+            if items:
+                tier.writer.write_spans(items)
+
+    def _start_items(self, span: Any, per_tier: list[list[Any]]) -> None:
+        """A span's ``span.start`` entry per tier (appended to ``per_tier``), remembered for its end.
+        Its start time, with the name and attributes it has now (a start written late, by the
+        flusher or because something was written under it, may know more than the span did when
+        it started)."""
+        name = span.name
+        attrs = _attributes_of(span)
         ctx = span.context
         sid = ctx.span_id
         parent = span.parent
-        parent_sid = parent.span_id if parent is not None else None
-        attrs = _attributes_of(span)
-        name = span.name
-        memo = _LiveSpan(layer_of(attrs), f"{ctx.trace_id:032x}", f"{sid:016x}", name, attrs)
-        self.counts["spans"] += 1
-        kind = span.kind.name
-        parent_hex = f"{parent_sid:016x}" if parent_sid is not None else None
-        for tier in self.tiers:
-            w = tier.writer
-            pid = w.span_entry(parent_sid) or w.root_id
-            shown_name = tier.policy.text(name)
-            shown_attrs = tier.policy.attributes(attrs) if attrs else None
-            memo.shown.append((shown_name, shown_attrs))
-            fields = {
+        live = self._live
+        if parent is not None:
+            parent_sid = parent.span_id
+            in_flight = live.get(parent_sid)
+            parent_hex = in_flight[2] if in_flight is not None else f"{parent_sid:016x}"
+        else:
+            parent_sid = parent_hex = None
+        trace_id = ctx.trace_id
+        trace_hex = self._trace_hex.get(trace_id)
+        if trace_hex is None:
+            if len(self._trace_hex) >= 1024:
+                self._trace_hex.clear()
+            trace_hex = self._trace_hex[trace_id] = f"{trace_id:032x}"
+        span_hex = f"{sid:016x}"
+        layer = layer_of(attrs)
+        kind = span.kind._name_
+        ts = span.start_time
+        shown = []
+        for index, tier in enumerate(self.tiers):
+            shown_name, shown_attrs = view = tier.show(name, attrs)
+            shown.append(view)
+            entry = {
+                "id": "",
+                "parent_id": None,
                 "type": fmt.SPAN_START,
-                "layer": memo.layer,
-                "ts": span.start_time,
+                "layer": layer,
+                "ts": ts,
                 "name": shown_name,
                 "kind": kind,
-                "trace_id": memo.trace_hex,
-                "span_id": memo.span_hex,
+                "trace_id": trace_hex,
+                "span_id": span_hex,
                 "parent_span_id": parent_hex,
             }
             if shown_attrs:
-                fields["attributes"] = shown_attrs
-            w.write(pid, fields, span_start=sid)
-        self._live[sid] = memo
+                entry["attributes"] = shown_attrs
+            per_tier[index].append((entry, sid, None, parent_sid))
+        live[sid] = (layer, trace_hex, span_hex, name, attrs, shown)
 
     def on_span_end(self, span: Any) -> None:
         if self._stopped:
@@ -358,71 +426,162 @@ class SessionRecorder:
             self._open_fork_files()
         ctx = span.context
         sid = ctx.span_id
-        content = self._content.pop(sid, None)
-        written = self._written_events.pop(sid, None)
-        self._sys_counts.pop(sid, None)
-        memo = self._live.pop(sid, None)
+        if not getattr(span, "_events", True) and sid not in self._content and sid not in self._sys_counts:
+            pending = self._pending
+            if pending and pending[-1].context is ctx:
+                self._end_short_span(span, ctx, sid)
+                return
+        self._end_span(span, ctx, sid)
+
+    def _end_short_span(self, span: Any, ctx: Any, sid: int) -> None:
+        """The hot path: a span that ends with nothing written under it and its start still
+        queued last (most spans: a tool or model call with no children). Its ``span.end`` entry
+        alone records it, under its parent span's entry."""
         attrs = _attributes_of(span)
         name = span.name
-        if memo is not None:
-            layer, trace_hex, span_hex = memo.layer, memo.trace_hex, memo.span_hex
-            unchanged = name == memo.name and attrs == memo.attrs  # reuse what start redacted
+        parent = span.parent
+        if parent is not None:
+            parent_sid = parent.span_id
+            in_flight = self._live.get(parent_sid)
+            parent_hex = in_flight[2] if in_flight is not None else f"{parent_sid:016x}"
         else:
-            layer, trace_hex, span_hex = layer_of(attrs), f"{ctx.trace_id:032x}", f"{sid:016x}"
-            unchanged = False
+            parent_sid = parent_hex = None
+        status = span.status
+        code = status.status_code
+        status_fields = _PLAIN_STATUS.get(code) or _plain_status(code)
+        if status.description:
+            status_fields = {"code": code._name_, "description": status.description}
+        end = span.end_time
+        layer = layer_of(attrs)
+        kind = span.kind._name_
+        trace_hex = self._trace_hex.get(ctx.trace_id) or f"{ctx.trace_id:032x}"
+        span_hex = f"{sid:016x}"
+        duration = (end or 0) - (span.start_time or 0)
+        dropped = span.dropped_attributes or span.dropped_events
+        with self._lock:
+            pending = self._pending
+            starts = pending[:]
+            del pending[: len(starts)]
+            if starts and starts[-1].context is ctx:
+                starts.pop()
+            if starts:  # queued by other threads meanwhile, or spans still running around this one
+                self._flush_starts(starts)
+                self._live.pop(sid, None)  # (this span among them, if another thread queued after it)
+            for tier in self.tiers:
+                shown_name, shown_attrs = tier.show(name, attrs)
+                entry = {
+                    "id": "",
+                    "parent_id": None,
+                    "type": fmt.SPAN_END,
+                    "layer": layer,
+                    "ts": end,
+                    "name": shown_name,
+                    "kind": kind,
+                    "trace_id": trace_hex,
+                    "span_id": span_hex,
+                    "parent_span_id": parent_hex,
+                    "duration_ns": duration,
+                    "status": status_fields if len(status_fields) == 1 else tier.policy.value(status_fields),
+                }
+                if shown_attrs:
+                    entry["attributes"] = shown_attrs
+                if dropped:
+                    entry["dropped"] = {"events": span.dropped_events, "attributes": span.dropped_attributes}
+                tier.writer.write_end(entry, sid, parent_sid)
+
+    def _end_span(self, span: Any, ctx: Any, sid: int) -> None:
+        """A span's end in general: its start may be written, it may have events and content."""
+        # Most spans have no content, events written early or system events: skip those lookups.
+        content = self._content.pop(sid, None) if self._content else None
+        written = self._written_events.pop(sid, None) if self._written_events else None
+        if self._sys_counts:
+            self._sys_counts.pop(sid, None)
+        attrs = _attributes_of(span)
+        name = span.name
+        parent = span.parent
+        parent_sid = parent.span_id if parent is not None else None
         # The SDK copies its event list on each access; skip that when there are none.
         events = span.events if getattr(span, "_events", True) else ()
-        status = _status(span)
+        if written and events:
+            events = [e for e in events if (e.name, e.timestamp) not in written]
+        status = span.status
+        if status.description:
+            status_fields: dict[str, Any] = {
+                "code": status.status_code._name_,
+                "description": status.description,
+            }
+        else:
+            status_fields = _PLAIN_STATUS.get(status.status_code) or _plain_status(status.status_code)
         dropped = None
         if span.dropped_events or span.dropped_attributes:
             dropped = {"events": span.dropped_events, "attributes": span.dropped_attributes}
-        for index, tier in enumerate(self.tiers):
-            w = tier.writer
-            policy = tier.policy
-            start_id = w.span_entry(sid)
-            if start_id is None:  # started before this session (or before its file opened)
-                parent = span.parent
-                start_id = w.span_entry(parent.span_id if parent else None) or w.root_id
-            for event in events:
-                if written and (event.name, event.timestamp) in written:
-                    continue
-                self._write_event(
-                    tier, start_id, trace_hex, span_hex, layer, event.name, event.timestamp, event.attributes
-                )
-            if unchanged and index < len(memo.shown):  # type: ignore[union-attr]
-                shown_name, shown_attrs = memo.shown[index]  # type: ignore[union-attr]
-            else:
-                shown_name = policy.text(name)
-                shown_attrs = policy.attributes(attrs) if attrs else None
-            fields: dict[str, Any] = {
-                "type": fmt.SPAN_END,
-                "layer": layer,
-                "ts": span.end_time,
-                "name": shown_name,
-                "trace_id": trace_hex,
-                "span_id": span_hex,
-                "duration_ns": (span.end_time or 0) - (span.start_time or 0),
-                "status": policy.value(status) if "description" in status else status,
-            }
-            if shown_attrs:
-                fields["attributes"] = shown_attrs
-            if dropped:
-                fields["dropped"] = dropped
-            if content:
-                fields["content"] = self._content_fields(tier, start_id, trace_hex, span_hex, content)
-            w.write(start_id, fields, span_end=sid)
+        end = span.end_time
+        duration = (end or 0) - (span.start_time or 0)
+        tiers = self.tiers
+        with self._lock:
+            per_tier: list[list[Any]] = [[] for _ in tiers]
+            pending = self._pending
+            if pending:
+                starts = pending[:]
+                del pending[: len(starts)]
+                if starts[-1].context is ctx and not events and not content:
+                    starts.pop()  # ended before its start was written: its end entry says it all
+                for start in starts:
+                    self._start_items(start, per_tier)
+            memo = self._live.pop(sid, None)
+            if memo is not None:
+                layer, trace_hex, span_hex, start_name, start_attrs, shown = memo
+                unchanged = name == start_name and attrs == start_attrs  # reuse what start redacted
+            else:  # its start was not written (a short span), or it started before this session
+                trace_hex = self._trace_hex.get(ctx.trace_id) or f"{ctx.trace_id:032x}"
+                layer, span_hex = layer_of(attrs), f"{sid:016x}"
+                unchanged, shown = False, []
+            parent_hex = f"{parent_sid:016x}" if parent_sid is not None else None
+            kind = span.kind._name_
+            for index, tier in enumerate(tiers):
+                items = per_tier[index]
+                for event in events:
+                    fields = self._event_fields(
+                        tier, trace_hex, span_hex, layer, event.name, event.timestamp, event.attributes
+                    )
+                    items.append(({"id": "", "parent_id": None, **fields}, sid, False, parent_sid))
+                if unchanged:
+                    shown_name, shown_attrs = shown[index]
+                else:
+                    shown_name, shown_attrs = tier.show(name, attrs)
+                entry: dict[str, Any] = {
+                    "id": "",
+                    "parent_id": None,
+                    "type": fmt.SPAN_END,
+                    "layer": layer,
+                    "ts": end,
+                    "name": shown_name,
+                    "kind": kind,
+                    "trace_id": trace_hex,
+                    "span_id": span_hex,
+                    "parent_span_id": parent_hex,
+                    "duration_ns": duration,
+                    "status": status_fields
+                    if "description" not in status_fields
+                    else tier.policy.value(status_fields),
+                }
+                if shown_attrs:
+                    entry["attributes"] = shown_attrs
+                if dropped:
+                    entry["dropped"] = dropped
+                w = tier.writer
+                if content:  # its messages are written first, under the span's start entry
+                    if items:
+                        w.write_spans(items)
+                        items = []
+                    start_id = w.span_entry(sid) or w.span_entry(parent_sid) or w.root_id
+                    entry["content"] = self._content_fields(tier, start_id, trace_hex, span_hex, content)
+                items.append((entry, sid, True, parent_sid))
+                w.write_spans(items)
 
-    def _write_event(
-        self,
-        tier: _Tier,
-        parent_id: str,
-        trace_hex: str,
-        span_hex: str,
-        layer: str,
-        name: str,
-        ts: int,
-        attributes: Any,
-    ) -> str | None:
+    def _event_fields(
+        self, tier: _Tier, trace_hex: str, span_hex: str, layer: str, name: str, ts: int, attributes: Any
+    ) -> dict[str, Any]:
         fields: dict[str, Any] = {
             "type": fmt.SPAN_EVENT,
             "layer": fmt.LAYER_SYS if name.startswith(("file.", "process.", "http.", "network.")) else layer,
@@ -435,7 +594,56 @@ class SessionRecorder:
             fields["attributes"] = tier.policy.attributes(dict(attributes))
         if tier is self.tiers[0]:  # counted once, however many tiers are written
             self.counts["events"] += 1
-        return tier.writer.write(parent_id, fields)
+        return fields
+
+    def _span_entry(self, writer: TierWriter, span_id: int | None) -> str:
+        """The entry a new entry about span ``span_id`` hangs under: the span's start (written
+        now if it is still queued), else the root."""
+        if span_id is None:
+            return writer.root_id
+        found = writer.span_entry(span_id)
+        if found is None and (self._window or self._pending):
+            with self._lock:  # its start may be queued, or being written by another thread
+                self._flush_starts()
+            found = writer.span_entry(span_id)
+        return found or writer.root_id
+
+    # --- the flusher thread --------------------------------------------------------------------
+
+    def _wake_flusher(self) -> None:
+        """A start was queued while the flusher slept (or before it existed)."""
+        self._flusher_idle = False
+        if self._flusher is None:
+            with own_io():
+                self._flusher = threading.Thread(
+                    target=self._flush_loop, name="otel-agent-trace-flush", daemon=True
+                )
+                self._flusher.start()
+        else:
+            self._wake.set()
+
+    def _flush_loop(self) -> None:
+        """Writes queued starts within the window; sleeps without wake-ups while none are queued."""
+        wake = self._wake
+        try:
+            while not self._stopped:
+                while not self._stopped:
+                    if wake.wait(self._window):  # a sleep that stop() cuts short
+                        wake.clear()
+                    if self._stopped:
+                        return
+                    self._flusher_idle = True  # before looking: a start queued after the look wakes us
+                    if not self._pending:
+                        break
+                    self._flusher_idle = False
+                    with self._lock:
+                        if not self._stopped:
+                            self._flush_starts()
+                wake.wait()
+                wake.clear()
+        except Exception as exc:  # pragma: no cover - never let the thread die noisily
+            report_once("flusher", "otel-agent-trace: the start flusher stopped: %r", exc)
+            self._window = 0.0  # write starts at once from now on
 
     # --- capture-facing API (see otel_agent_trace._internal.sink) --------------------------
 
@@ -486,8 +694,11 @@ class SessionRecorder:
         span_hex = f"{sid:016x}"
         layer = fmt.LAYER_SYS if sys_layer else layer_of(getattr(span, "attributes", None))
         for tier in self.tiers:
-            parent = tier.writer.span_entry(sid) or tier.writer.root_id
-            self._write_event(tier, parent, trace_hex, span_hex, layer, name, ts, attributes)
+            w = tier.writer
+            w.write(
+                self._span_entry(w, sid),
+                self._event_fields(tier, trace_hex, span_hex, layer, name, ts, attributes),
+            )
         return True
 
     def record_message(self, role: str, content: Any, span: Any = None, **extra: Any) -> str | None:
@@ -497,10 +708,7 @@ class SessionRecorder:
             self._open_fork_files()
         message = {"role": role, "content": content, **extra}
         sid = span.get_span_context().span_id if span is not None else None
-        ids = [
-            self._message_entry(t, message, t.writer.span_entry(sid) or t.writer.root_id, sid)
-            for t in self.tiers
-        ]
+        ids = [self._message_entry(t, message, self._span_entry(t.writer, sid), sid) for t in self.tiers]
         return ids[0] if ids else None
 
     def _message_entry(self, tier: _Tier, message: Any, parent_id: str, span_id: int | None) -> str | None:
@@ -555,7 +763,7 @@ class SessionRecorder:
             now = time.time_ns()
             for tier in self.tiers:
                 w = tier.writer
-                parent = w.span_entry(sid) or w.root_id
+                parent = self._span_entry(w, sid)
                 message_ids = [self._message_entry(tier, m, parent, sid) for m in (messages or [])]
                 fields: dict[str, Any] = {
                     "type": fmt.SNAPSHOT,

@@ -51,6 +51,8 @@ class TierPolicy:
         self._redactor = redactor
         self._limit = settings.preview_chars
         self._keep_text = settings.content_captured
+        if not self.full and redactor is not None:
+            self.span = redactor.redact_span  # type: ignore[method-assign]  # the hot path: no hop
 
     # Attributes and names -----------------------------------------------------------------
 
@@ -58,6 +60,11 @@ class TierPolicy:
         if self.full or self._redactor is None or not attributes:
             return attributes
         return self._redactor.redact_attributes(attributes)
+
+    def span(self, name: str, attributes: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None]:
+        """A span's name and attributes as this tier shows them (``None`` for no attributes).
+        In a redacted tier the instance's ``span`` is the redactor's ``redact_span``."""
+        return name, attributes or None
 
     def text(self, value: str) -> str:
         if self.full or self._redactor is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections import OrderedDict
+from collections import OrderedDict  # messages: least recently used first
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +13,16 @@ import orjson
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace._internal.guard import own_io, report_once
 
-_LINE = fmt._OPTS | orjson.OPT_APPEND_NEWLINE  # exactly fmt.dumps' options
+_FAST = orjson.OPT_APPEND_NEWLINE  # what span entries need (str keys); fmt.dumps handles the rest
 _RECENT_SPANS = 8192  # ended spans whose entry ids we remember (late children still find them)
 _SEEN_MESSAGES = 100_000  # message hashes remembered for de-duplication
+
+
+def _dumps(entry: dict[str, Any]) -> bytes:
+    try:
+        return orjson.dumps(entry, option=_FAST)
+    except (TypeError, orjson.JSONEncodeError):
+        return fmt.dumps(entry)
 
 
 class SessionFileExists(FileExistsError):
@@ -65,19 +72,25 @@ class TierWriter:
         fsync: bool = False,
         private: bool = False,
         root: dict[str, Any] | None = None,
+        lock: Any = None,
     ):
         """Create the file (never over an existing one). With ``root``, the file comes into
-        existence holding its root entry: no process death leaves it empty."""
+        existence holding its root entry: no process death leaves it empty. ``lock`` (reentrant):
+        the owner's, when it writes under its own lock anyway (re-entering it is cheaper)."""
         self.path = Path(path)
         self.tier = tier
         self.prefix = prefix
+        self._id_format = prefix.replace("%", "%%") + "-%04d"
         self._fsync = fsync
         self._seq = 0
         # Reentrant: SIGTERM's handler (which writes session.end) runs on the main thread, maybe
         # while that thread is inside write(); a plain lock would deadlock the process there.
-        self._lock = threading.RLock()
+        self._lock = lock if lock is not None else threading.RLock()
         self._live: dict[int, str] = {}
-        self._recent: OrderedDict[int, str] = OrderedDict()
+        # Entry ids of ended spans, for late entries under them (a child that outlives its
+        # parent): two generations of plain dicts, the older dropped when the newer fills up.
+        self._recent: dict[int, str] = {}
+        self._older: dict[int, str] = {}
         self._messages: OrderedDict[str, str] = OrderedDict()
         self.root_id = ""
         self.entries = 0
@@ -97,7 +110,7 @@ class TierWriter:
     def span_entry(self, span_id: int | None) -> str | None:
         if span_id is None:
             return None
-        return self._live.get(span_id) or self._recent.get(span_id)
+        return self._live.get(span_id) or self._recent.get(span_id) or self._older.get(span_id)
 
     def message_entry(self, digest: str) -> str | None:
         found = self._messages.get(digest)
@@ -117,41 +130,148 @@ class TierWriter:
         message: str | None = None,
     ) -> str | None:
         """Append one entry; returns its id (``None`` if the file could not be written)."""
-        if self._fd is None:
-            return None
         with self._lock:
+            fd = self._fd  # read under the lock: close() may hand the number to another file
+            if fd is None:
+                return None
             # The id is taken before the write: a signal handler that stops the session while this
             # thread is mid-write re-enters here (the lock is reentrant) and gets the next id.
-            eid = f"{self.prefix}-{self._seq:04d}"
-            self._seq += 1
+            seq = self._seq
+            self._seq = seq + 1
+            eid = self._id_format % seq
             entry = {"id": eid, "parent_id": parent_id}
             entry.update(fields)
-            try:  # the common case without fmt.dumps' frame; it handles whatever orjson cannot
-                line = orjson.dumps(entry, option=_LINE)
-            except (TypeError, orjson.JSONEncodeError):
-                line = fmt.dumps(entry)
-            try:
-                written = os.write(self._fd, line)  # type: ignore[arg-type]
-            except OSError as exc:
-                self._failed(exc)
+            line = _dumps(entry)
+            if not self._emit(fd, line, 1):
                 return None
-            if (written != len(line) or self._fsync) and not self._write_all(line, written):
-                return None
-            self.entries += 1
-            self.bytes += len(line)
             if span_start is not None:
                 self._live[span_start] = eid
             if span_end is not None:
-                start_id = self._live.pop(span_end, None)
-                if start_id is not None:
-                    self._recent[span_end] = start_id
-                    if len(self._recent) > _RECENT_SPANS:
-                        self._recent.popitem(last=False)
+                self._ended(span_end)
             if message is not None:
                 self._messages[message] = eid
                 if len(self._messages) > _SEEN_MESSAGES:
                     self._messages.popitem(last=False)
             return eid
+
+    def write_spans(self, items: list[tuple[dict[str, Any], int, bool | None, int | None]]) -> bool:
+        """Append span entries in order with one system call: the hot path of every span (its
+        start and end, after the starts of spans still running that were not written yet).
+
+        Each item is ``(entry, span_id, ends, parent_span)``; ``ends`` says what the entry is to
+        the span ``span_id``: ``None`` its start, ``False`` one of its events, ``True`` its end
+        (which retires the span from the live map). ``entry`` starts with the keys ``id`` (set
+        here) and ``parent_id``; a ``parent_id`` of ``None`` is resolved here, in order, so an
+        entry can hang under a start written earlier in the same call: an event or end under the
+        span's start entry, a start (or an entry whose span's start is unknown) under
+        ``parent_span``'s, else under the root.
+        """
+        with self._lock:
+            fd = self._fd
+            if fd is None:
+                return False
+            live, recent, older = self._live, self._recent, self._older
+            id_format = self._id_format
+            lines = []
+            for entry, sid, ends, parent_span in items:
+                # Each id is taken before anything is written: a signal handler that writes while
+                # this thread is mid-call re-enters (the lock is reentrant) and gets the next ids.
+                seq = self._seq
+                self._seq = seq + 1
+                entry["id"] = eid = id_format % seq
+                if entry["parent_id"] is None:
+                    pid = None
+                    if ends is not None:
+                        pid = live.get(sid) or recent.get(sid) or older.get(sid)
+                    if pid is None and parent_span is not None:
+                        pid = live.get(parent_span) or recent.get(parent_span) or older.get(parent_span)
+                    entry["parent_id"] = pid or self.root_id
+                try:  # the common case without fmt.dumps' frame; it handles whatever orjson cannot
+                    lines.append(orjson.dumps(entry, option=_FAST))
+                except (TypeError, orjson.JSONEncodeError):
+                    lines.append(fmt.dumps(entry))
+                if ends is None:
+                    live[sid] = eid
+                elif ends:  # late entries of an ended span hang under its start, or its end
+                    recent[sid] = live.pop(sid, None) or eid
+                    if len(recent) >= _RECENT_SPANS:
+                        self._older, self._recent = older, recent = recent, {}
+            data = lines[0] if len(lines) == 1 else b"".join(lines)
+            try:
+                written = os.write(fd, data)
+            except OSError as exc:
+                self._failed(exc)
+                return False
+            if (written != len(data) or self._fsync) and not self._write_all(data, written):
+                return False
+            self.entries += len(lines)
+            self.bytes += len(data)
+            return True
+
+    def write_end(self, entry: dict[str, Any], span_id: int, parent_span: int | None) -> bool:
+        """A span's end entry alone: the hot path of a short span. It goes under the span's start
+        entry if one was written, else under its parent span's entry, else under the root."""
+        with self._lock:
+            fd = self._fd
+            if fd is None:
+                return False
+            seq = self._seq
+            self._seq = seq + 1
+            entry["id"] = eid = self._id_format % seq
+            recent = self._recent
+            start_id = self._live.pop(span_id, None)
+            if start_id is not None:
+                entry["parent_id"] = start_id
+            elif parent_span is not None:
+                entry["parent_id"] = (
+                    self._live.get(parent_span)
+                    or recent.get(parent_span)
+                    or self._older.get(parent_span)
+                    or self.root_id
+                )
+            else:
+                entry["parent_id"] = self.root_id
+            try:
+                line = orjson.dumps(entry, option=_FAST)
+            except (TypeError, orjson.JSONEncodeError):
+                line = fmt.dumps(entry)
+            try:
+                written = os.write(fd, line)
+            except OSError as exc:
+                self._failed(exc)
+                return False
+            if (written != len(line) or self._fsync) and not self._write_all(line, written):
+                return False
+            recent[span_id] = start_id or eid  # late entries of the span hang under it
+            if len(recent) >= _RECENT_SPANS:
+                self._older, self._recent = recent, {}
+            self.entries += 1
+            self.bytes += len(line)
+            return True
+
+    def _ended(self, span_id: int) -> None:
+        start_id = self._live.pop(span_id, None)
+        if start_id is not None:
+            self._remember(span_id, start_id)
+
+    def _remember(self, span_id: int, entry_id: str) -> None:
+        recent = self._recent
+        recent[span_id] = entry_id
+        if len(recent) >= _RECENT_SPANS:
+            self._older, self._recent = recent, {}
+
+    def _emit(self, fd: int, data: bytes, count: int) -> bool:
+        """Hand ``data`` (``count`` whole lines) to the kernel; the caller holds the lock."""
+        try:
+            written = os.write(fd, data)
+        except OSError as exc:
+            self._failed(exc)
+            return False
+        if (written != len(data) or self._fsync) and not self._write_all(data, written):
+            return False
+        self.entries += count
+        self.bytes += len(data)
+        return True
 
     def _write_all(self, data: bytes, written: int) -> bool:
         """Finish a short write (full disk, a signal) and fsync if asked. No own_io() around the
