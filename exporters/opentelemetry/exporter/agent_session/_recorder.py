@@ -426,17 +426,19 @@ class SessionRecorder:
             self._open_fork_files()
         ctx = span.context
         sid = ctx.span_id
-        if not getattr(span, "_events", True) and sid not in self._content and sid not in self._sys_counts:
-            pending = self._pending
-            if pending and pending[-1].context is ctx:
-                self._end_short_span(span, ctx, sid)
-                return
-        self._end_span(span, ctx, sid)
-
-    def _end_short_span(self, span: Any, ctx: Any, sid: int) -> None:
-        """The hot path: a span that ends with nothing written under it and its start still
-        queued last (most spans: a tool or model call with no children). Its ``span.end`` entry
-        alone records it, under its parent span's entry."""
+        pending = self._pending
+        if (
+            not pending
+            or pending[-1].context is not ctx
+            or getattr(span, "_events", True)
+            or sid in self._content
+            or sid in self._sys_counts
+        ):
+            self._end_span(span, ctx, sid)
+            return
+        # The hot path: a span that ends with nothing written under it and its start still queued
+        # last (most spans: a tool or model call with no children). Its ``span.end`` entry alone
+        # records it, under its parent span's entry.
         attrs = _attributes_of(span)
         name = span.name
         parent = span.parent
@@ -454,7 +456,7 @@ class SessionRecorder:
         end = span.end_time
         layer = layer_of(attrs)
         kind = span.kind._name_
-        trace_hex = self._trace_hex.get(ctx.trace_id) or f"{ctx.trace_id:032x}"
+        trace_hex = (parent is not None and self._trace_hex.get(ctx.trace_id)) or f"{ctx.trace_id:032x}"
         span_hex = f"{sid:016x}"
         duration = (end or 0) - (span.start_time or 0)
         dropped = span.dropped_attributes or span.dropped_events

@@ -94,14 +94,12 @@ class TierWriter:
         self._messages: OrderedDict[str, str] = OrderedDict()
         self.root_id = ""
         self.entries = 0
-        self.bytes = 0
         self.failed = False
         first = b""
         if root is not None:
             self.root_id = f"{prefix}-0000"
             first = fmt.dumps({"id": self.root_id, "parent_id": "", **root})
             self._seq = self.entries = 1
-            self.bytes = len(first)
         with own_io():
             self._fd: int | None = _create(self.path, first, 0o600 if private else 0o644)
 
@@ -205,7 +203,6 @@ class TierWriter:
             if (written != len(data) or self._fsync) and not self._write_all(data, written):
                 return False
             self.entries += len(lines)
-            self.bytes += len(data)
             return True
 
     def write_end(self, entry: dict[str, Any], span_id: int, parent_span: int | None) -> bool:
@@ -246,7 +243,6 @@ class TierWriter:
             if len(recent) >= _RECENT_SPANS:
                 self._older, self._recent = recent, {}
             self.entries += 1
-            self.bytes += len(line)
             return True
 
     def _ended(self, span_id: int) -> None:
@@ -270,7 +266,6 @@ class TierWriter:
         if (written != len(data) or self._fsync) and not self._write_all(data, written):
             return False
         self.entries += count
-        self.bytes += len(data)
         return True
 
     def _write_all(self, data: bytes, written: int) -> bool:
