@@ -71,7 +71,7 @@ def _worker(mode: str, url: str, workdir: str) -> None:
     from otel_agent_trace.instrumentation.system.processes import ProcessesInstrumentor
     from otel_agent_trace.settings import Settings
 
-    tool = None
+    tool = session = None
     if mode == "devduck-style":
         events: list[dict] = []
         real_open = builtins.open
@@ -97,6 +97,7 @@ def _worker(mode: str, url: str, workdir: str) -> None:
             session = oat.session("bench", directory=directory, settings=settings).start()
             if mode == "after-session":
                 session.stop()
+                session = None
             else:
                 tool = oat.tool
 
@@ -126,6 +127,8 @@ def _worker(mode: str, url: str, workdir: str) -> None:
         if per_span is None:
             for _ in range(n):
                 fn()
+            if session is not None:
+                session.flush()  # what the batch queued is written inside the timing, not after
         else:
             left = n
             while left:
@@ -135,6 +138,8 @@ def _worker(mode: str, url: str, workdir: str) -> None:
                         fn()
                 done += batch
                 left -= batch
+            if session is not None:
+                session.flush()
         print((time.perf_counter() - t0) / n * 1e6, flush=True)
 
 

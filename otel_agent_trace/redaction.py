@@ -209,7 +209,7 @@ _TOKEN_NEEDLES = {
     "anthropic_key": ("sk-ant-",),
     "openai_key": ("sk-",),
     "stripe_key": ("_live_", "_test_"),
-    "github_token": ("gh", "github_pat_"),
+    "github_token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
     "aws_access_key": ("AKIA", "ASIA"),
     "slack_token": ("xox",),
     "google_api_key": ("AIza",),

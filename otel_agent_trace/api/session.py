@@ -79,6 +79,12 @@ class Session:
             self.zip_paths = self._recorder.stop()
         return self.zip_paths
 
+    def flush(self) -> None:
+        """Write what is still queued (starts of running spans, their events) now; otherwise it
+        is written within ``AGENT_TRACE_START_FLUSH_MS``. Finished spans need no flush."""
+        if self._recorder is not None:
+            self._recorder.flush()
+
     @property
     def session_id(self) -> str | None:
         return self._recorder.session_id if self._recorder else None

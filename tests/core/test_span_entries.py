@@ -149,3 +149,38 @@ def test_spans_from_many_threads_keep_every_parent_link(provider, session_dir, t
             parent = by_id[sp.parent_span_id]
             assert parent.name == "outer-" + sp.name.split("-")[1]
             assert sp.parent_entry_id == parent.entry_id  # the file's tree, not only the ids
+
+
+def test_span_events_are_queued_in_order_and_bounded(provider, session_dir):
+    """System-layer events of a running span are queued like its start: written in order after
+    it, in batches once the queue is full (memory stays bounded), the rest with the span's end."""
+    with _session(provider, session_dir, start_flush_ms=60_000, sys_events_per_span=10**6) as s:
+        rec = s._recorder
+        with tracer.start_as_current_span("busy") as span:
+            for i in range(1000):
+                rec.record_event(span, "file.open", {"file.path": f"/tmp/f{i}"}, sys_layer=True)
+            written = _entries(s.files[0])
+            events_so_far = [e for e in written if e["type"] == fmt.SPAN_EVENT]
+            assert 1000 - 256 < len(events_so_far) < 1000  # full batches are out, the tail queued
+        entries = _entries(s.files[0])
+    (start,) = _named(entries, fmt.SPAN_START, "busy")
+    events = [e for e in entries if e["type"] == fmt.SPAN_EVENT]
+    assert [e["attributes"]["file.path"] for e in events] == [f"/tmp/f{i}" for i in range(1000)]
+    assert all(e["parent_id"] == start["id"] and e["layer"] == "sys" for e in events)
+    assert entries.index(start) < entries.index(events[0])
+    (end,) = _named(entries, fmt.SPAN_END, "busy")
+    assert entries.index(events[-1]) < entries.index(end) and end["parent_id"] == start["id"]
+
+
+def test_an_event_of_a_running_span_reaches_the_file_within_the_window(provider, session_dir):
+    with _session(provider, session_dir, start_flush_ms=50) as s:
+        rec = s._recorder
+        with tracer.start_as_current_span("waiting") as span:
+            rec.record_event(span, "file.open", {"file.path": "/tmp/waited"}, sys_layer=True)
+            deadline = time.monotonic() + 5
+            found: list[dict] = []
+            while not found and time.monotonic() < deadline:
+                time.sleep(0.02)
+                found = [e for e in _entries(s.files[0]) if e["type"] == fmt.SPAN_EVENT]
+            assert found and found[0]["attributes"]["file.path"] == "/tmp/waited"
+            assert _named(_entries(s.files[0]), fmt.SPAN_START, "waiting")

@@ -65,6 +65,17 @@ def emit(rec: Any, name: str, attributes: dict[str, Any]) -> None:
         _tl.busy = False
 
 
+def flush(rec: Any) -> None:
+    """Write what the session has queued now: the process is about to be replaced (``exec``)."""
+    _tl.busy = True
+    try:
+        rec.flush()
+    except Exception as exc:  # never raise into the agent
+        report_once(f"system.flush:{type(exc).__name__}", "otel-agent-trace: flushing failed: %r", exc)
+    finally:
+        _tl.busy = False
+
+
 def on_session(rec: Any) -> None:
     """Sink listener: remember where this session writes (never recorded) and the cwd."""
     directory = getattr(rec, "directory", None)

@@ -26,6 +26,9 @@ from ._writer import SessionFileExists, TierWriter
 
 _SYS_PREFIXES = ("http.", "url.", "process.", "file.", "db.", "rpc.", "server.", "network.", "messaging.")
 _MAX_PENDING_CONTENT = 10_000
+# Queued starts and events beyond this are written at once: memory stays bounded, and a batch of
+# this size is cheaper per entry than a bigger one (its objects stay in the CPU's caches).
+_MAX_QUEUED = 256
 
 
 def _span_event_limit(span: Any) -> int:
@@ -99,6 +102,21 @@ def _attributes_of(span: Any) -> dict[str, Any]:
 _LiveSpan = tuple  # (layer, trace_hex, span_hex, name, attrs, [(shown_name, shown_attrs), ...])
 
 
+class _QueuedEvent:
+    """A span event waiting in the queue with the span starts (``context`` is ``None``: never
+    taken for a span whose end is being written)."""
+
+    __slots__ = ("span", "name", "ts", "attributes", "layer")
+    context = None
+
+    def __init__(self, span: Any, name: str, ts: int, attributes: Any, layer: str):
+        self.span = span
+        self.name = name
+        self.ts = ts
+        self.attributes = attributes
+        self.layer = layer
+
+
 class _Tier:
     """A writer plus the policy of what its tier keeps (``show``: a span's name and attributes as
     the tier keeps them, the policy's bound method, looked up once)."""
@@ -150,7 +168,7 @@ class SessionRecorder:
 
     def _init_start_queue(self) -> None:
         self._window = max(0, self.settings.start_flush_ms) / 1000  # seconds; 0: starts at once
-        self._pending: list[Any] = []  # spans started whose start entry is not written yet
+        self._pending: list[Any] = []  # spans whose start is not written yet, and span events
         self._flusher: threading.Thread | None = None
         self._flusher_idle = True
         self._wake = threading.Event()
@@ -339,8 +357,12 @@ class SessionRecorder:
             self._open_fork_files()
         self.counts["spans"] += 1
         if self._window:
-            self._pending.append(span)  # atomic; the lock is only taken to write
-            if self._flusher_idle:
+            pending = self._pending
+            pending.append(span)  # atomic; the lock is only taken to write
+            if len(pending) >= _MAX_QUEUED:
+                with self._lock:
+                    self._flush_starts()
+            elif self._flusher_idle:
                 self._wake_flusher()
         else:
             with self._lock:
@@ -365,11 +387,32 @@ class SessionRecorder:
             if not starts:
                 return
         per_tier: list[list[Any]] = [[] for _ in self.tiers]
-        for span in starts:
-            self._start_items(span, per_tier)
+        self._queued_items(starts, per_tier)
         for tier, items in zip(self.tiers, per_tier, strict=True):
             if items:
                 tier.writer.write_spans(items)
+
+    def _queued_items(self, queued: list[Any], per_tier: list[list[Any]]) -> None:
+        """The entries of queued span starts and events, in order, per tier."""
+        for item in queued:
+            if type(item) is _QueuedEvent:
+                self._event_items(item, per_tier)
+            else:
+                self._start_items(item, per_tier)
+
+    def _event_items(self, event: _QueuedEvent, per_tier: list[list[Any]]) -> None:
+        ctx = event.span.get_span_context()
+        sid = ctx.span_id
+        memo = self._live.get(sid)
+        if memo is not None:
+            trace_hex, span_hex = memo[1], memo[2]
+        else:
+            trace_hex, span_hex = f"{ctx.trace_id:032x}", f"{sid:016x}"
+        for tier, items in zip(self.tiers, per_tier, strict=True):
+            fields = self._event_fields(
+                tier, trace_hex, span_hex, event.layer, event.name, event.ts, event.attributes
+            )
+            items.append(({"id": "", "parent_id": None, **fields}, sid, False, None))
 
     def _start_items(self, span: Any, per_tier: list[list[Any]]) -> None:
         """A span's ``span.start`` entry per tier (appended to ``per_tier``), remembered for its end.
@@ -528,8 +571,7 @@ class SessionRecorder:
                 del pending[: len(starts)]
                 if starts[-1].context is ctx and not events and not content:
                     starts.pop()  # ended before its start was written: its end entry says it all
-                for start in starts:
-                    self._start_items(start, per_tier)
+                self._queued_items(starts, per_tier)
             memo = self._live.pop(sid, None)
             if memo is not None:
                 layer, trace_hex, span_hex, start_name, start_attrs, shown = memo
@@ -666,7 +708,8 @@ class SessionRecorder:
     def record_event(
         self, span: Any, name: str, attributes: dict[str, Any] | None = None, *, sys_layer: bool = False
     ) -> bool:
-        """Add a span event and write it to the session now (not at span end).
+        """Add a span event and record it in the session (within ``start_flush_ms``, like a
+        span start: see "When an entry reaches the file" in docs/session-format.md).
 
         With ``sys_layer`` the per-span cap on system events applies: beyond it the event is
         dropped and counted on the span (``agent_trace.sys_events.dropped``).
@@ -692,16 +735,24 @@ class SessionRecorder:
         if not sys_layer or n <= _span_event_limit(span):
             span.add_event(name, attributes or {}, timestamp=ts)
             self._written_events.setdefault(sid, set()).add((name, ts))
-        trace_hex = f"{ctx.trace_id:032x}"
-        span_hex = f"{sid:016x}"
         layer = fmt.LAYER_SYS if sys_layer else layer_of(getattr(span, "attributes", None))
-        for tier in self.tiers:
-            w = tier.writer
-            w.write(
-                self._span_entry(w, sid),
-                self._event_fields(tier, trace_hex, span_hex, layer, name, ts, attributes),
-            )
+        # Queued with the span starts (in order, after its span's start), written within the
+        # window or with whatever is written next: one system call for many events.
+        pending = self._pending
+        pending.append(_QueuedEvent(span, name, ts, dict(attributes) if attributes else None, layer))
+        if not self._window or len(pending) >= _MAX_QUEUED:
+            with self._lock:
+                self._flush_starts()
+        elif self._flusher_idle:
+            self._wake_flusher()
         return True
+
+    def flush(self) -> None:
+        """Write what is queued (span starts, span events) now."""
+        if self._pending:
+            with self._lock:
+                if not self._stopped:
+                    self._flush_starts()
 
     def record_message(self, role: str, content: Any, span: Any = None, **extra: Any) -> str | None:
         """Write one conversation message (once; repeats are found by hash). Returns its id in

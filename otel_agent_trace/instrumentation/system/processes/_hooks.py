@@ -26,7 +26,7 @@ from otel_agent_trace._internal.genai_spans import record_error, tracer
 from otel_agent_trace._internal.guard import report_once
 
 from .. import _names as n
-from .._common import _tl, emit, recorder, state
+from .._common import _tl, emit, flush, recorder, state
 
 _SPAN_ATTR = "_oat_process_span"
 _on = [False]
@@ -221,6 +221,7 @@ def _exec(name: str) -> Any:
             emit(rec, n.PROCESS_EXEC, attrs)
         except Exception:
             pass
+        flush(rec)  # on disk before this process image is gone
         _tl.busy = True  # execvp tries each PATH entry through execv: one event, not one per try
         try:
             return wrapped(*args, **kwargs)
@@ -256,6 +257,7 @@ def _audit_exec(rec: Any, args: tuple[Any, ...]) -> None:
         n.PROCESS_EXEC,
         {n.PROCESS_EXECUTABLE_PATH: _text(path), n.PROCESS_COMMAND_ARGS: command_args(argv)},
     )
+    flush(rec)  # on disk before this process image is gone
 
 
 def _audit_spawn(rec: Any, args: tuple[Any, ...]) -> None:
