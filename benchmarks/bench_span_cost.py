@@ -20,6 +20,7 @@ import platform
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -110,6 +111,69 @@ class FloorProcessor(SpanProcessor):
         os.close(self._fd)
 
 
+class InlineProcessor(SpanProcessor):
+    """A reference, not a product: what the session processor does for a short span (queue the
+    start, one ``span.end`` entry with ids, parent link, layer, redacted name and attributes,
+    ``session.id`` on the span) written as one function for one file, without the guards, tiers,
+    fork handling and flusher of the real one. The lower bound of that feature set in Python."""
+
+    def __init__(self, path: Path):
+        from opentelemetry.exporter.agent_session._recorder import layer_of
+
+        from otel_agent_trace.redaction import get_redactor
+
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self._pending: list = []
+        self._seq = 1
+        self._lock = threading.RLock()
+        self._entries: dict[int, str] = {}
+        self._show = get_redactor().redact_span
+        self._layer_of = layer_of
+
+    def on_start(self, span, parent_context=None) -> None:  # type: ignore[no-untyped-def]
+        span._attributes._dict["session.id"] = "session-20261129-000000-0123abcd"
+        self._pending.append(span)
+
+    def on_end(self, span: ReadableSpan) -> None:
+        ctx = span.context
+        sid = ctx.span_id
+        pending = self._pending
+        if not pending or pending[-1].context is not ctx:
+            return  # (not in this benchmark: every span is short)
+        attrs = dict(span._attributes._dict)
+        parent = span.parent
+        parent_sid = parent.span_id if parent is not None else None
+        end = span.end_time
+        with self._lock:
+            del pending[: len(pending)]
+            name, shown = self._show(span.name, attrs)
+            seq = self._seq
+            self._seq = seq + 1
+            eid = f"0123abcd-{seq:04d}"
+            entry = {
+                "id": eid,
+                "parent_id": self._entries.get(parent_sid, "0123abcd-0000"),
+                "type": "span.end",
+                "layer": self._layer_of(attrs),
+                "ts": end,
+                "name": name,
+                "kind": span.kind._name_,
+                "trace_id": f"{ctx.trace_id:032x}",
+                "span_id": f"{sid:016x}",
+                "parent_span_id": f"{parent_sid:016x}" if parent_sid is not None else None,
+                "duration_ns": end - span.start_time,
+                "status": {"code": span.status.status_code._name_},
+                "attributes": shown,
+            }
+            os.write(self._fd, orjson.dumps(entry, option=orjson.OPT_APPEND_NEWLINE))
+            self._entries[sid] = eid
+            if len(self._entries) > 8192:
+                self._entries.clear()
+
+    def shutdown(self) -> None:
+        os.close(self._fd)
+
+
 class Config:
     def __init__(
         self, key: str, label: str, provider: TracerProvider, recorder: SessionRecorder | None = None
@@ -140,11 +204,14 @@ def build_configs(directory: Path) -> list[Config]:
     floor1.add_span_processor(FloorProcessor(directory / "floor1.jsonl", lines=1))
     floor2 = TracerProvider()
     floor2.add_span_processor(FloorProcessor(directory / "floor2.jsonl", lines=2))
+    inline = TracerProvider()
+    inline.add_span_processor(InlineProcessor(directory / "inline.jsonl"))
     return [
         Config("sdk", "bare SDK (no processor)", bare),
         Config("batch", "SDK + BatchSpanProcessor (dropping exporter)", batched),
         Config("floor", "SDK + floor: one line per finished span, nothing else", floor1),
         Config("floor2", "SDK + floor: a line at start and at end, nothing else", floor2),
+        Config("inline", "SDK + reference: a short span's entry, inline, one file (not the product)", inline),
         _session_config("trace", "SDK + session processor, trace tier (default)", ("trace",), directory),
         _session_config(
             "strict",

@@ -759,6 +759,7 @@ class SessionRecorder:
         the first file."""
         if self._fork_pending:
             self._open_fork_files()
+        self.flush()  # what is queued happened before this message: it goes first
         message = {"role": role, "content": content, **extra}
         sid = span.get_span_context().span_id if span is not None else None
         ids = [self._message_entry(t, message, self._span_entry(t.writer, sid), sid) for t in self.tiers]
@@ -809,6 +810,7 @@ class SessionRecorder:
         """Record the conversation state so far; returns the 1-based snapshot id."""
         if self._fork_pending:
             self._open_fork_files()
+        self.flush()  # what is queued happened before this snapshot: it goes first
         with self._lock:
             self.counts["snapshots"] += 1
             snapshot_id = self.counts["snapshots"]
