@@ -184,3 +184,49 @@ def test_an_event_of_a_running_span_reaches_the_file_within_the_window(provider,
                 found = [e for e in _entries(s.files[0]) if e["type"] == fmt.SPAN_EVENT]
             assert found and found[0]["attributes"]["file.path"] == "/tmp/waited"
             assert _named(_entries(s.files[0]), fmt.SPAN_START, "waiting")
+
+
+def test_the_flusher_thread_sleeps_until_needed_and_ends_with_the_session(provider, session_dir):
+    def flushers() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name == "otel-agent-trace-flush"]
+
+    s = _session(provider, session_dir, start_flush_ms=20).start()
+    rec = s._recorder
+    with tracer.start_as_current_span("first"):
+        pass
+    (thread,) = [t for t in flushers() if t is rec._flusher]
+    assert thread.daemon
+    time.sleep(0.2)  # nothing queued: it has gone idle
+    assert rec._flusher_idle and not rec._pending
+    s.stop()
+    thread.join(timeout=5)
+    assert not thread.is_alive()
+
+
+def test_a_forked_child_never_writes_the_parents_queued_entries(provider, session_dir):
+    import os
+
+    with _session(provider, session_dir, start_flush_ms=60_000) as s:
+        with tracer.start_as_current_span("parent-running"):
+            pid = os.fork()
+            if pid == 0:  # the child: one span of its own, then gone without atexit
+                try:
+                    with tracer.start_as_current_span("in-child"):
+                        pass
+                finally:
+                    os._exit(0)
+            _, status = os.waitpid(pid, 0)
+            assert os.waitstatus_to_exitcode(status) == 0
+        parent_file = s.files[0]
+    parent = _entries(parent_file)
+    children = [p for p in session_dir.glob("*.jsonl") if p != parent_file]
+    assert len(children) == 1
+    child = _entries(children[0])
+    # The parent's queued start stays the parent's: its one entry (a short span: its end) is in
+    # the parent's file and nothing of it in the child's.
+    assert [e["type"] for e in parent if e.get("name") == "parent-running"] == [fmt.SPAN_END]
+    assert not [e for e in child if e.get("name") == "parent-running"]
+    assert _named(child, fmt.SPAN_END, "in-child") and not _named(parent, fmt.SPAN_END, "in-child")
+    join = child[0]
+    assert join["type"] == fmt.SESSION_JOIN
+    assert join["metadata"]["parent_span_id"] == _named(parent, fmt.SPAN_END, "parent-running")[0]["span_id"]

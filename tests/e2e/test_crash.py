@@ -116,6 +116,23 @@ def test_sigterm_writes_the_zip(tmp_path):
     assert len(work) >= reported
 
 
+def test_sigterm_at_once_still_shows_the_span_that_was_running(tmp_path):
+    """SIGTERM before the start window has passed: stopping the session writes what is queued,
+    so the hung tool is in the file and the ZIP, unfinished."""
+    proc = start_instrumented(AGENTS / "stuck_agent.py", tmp_path)
+    assert proc.stdout is not None and proc.stdout.readline() == "stuck\n"
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=60)
+    proc.stdout.close()
+    proc.stderr.close()  # type: ignore[union-attr]
+    directory = tmp_path / "agent-sessions"
+    for path in (only_session(directory), only_session(directory, fmt.ZIP_SUFFIX)):
+        session = load_session(path)
+        assert session.complete
+        hang = next(s for s in session.spans if s.name == "execute_tool hang")
+        assert not hang.finished and hang.status == fmt.STATUS_UNFINISHED
+
+
 @pytest.mark.parametrize("run", range(4))
 def test_sigterm_while_the_recorder_is_writing_never_hangs(tmp_path, run):
     """Regression: SIGTERM's handler (which writes session.end and the ZIP) ran on the main thread
