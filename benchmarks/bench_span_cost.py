@@ -215,10 +215,10 @@ def build_configs(directory: Path) -> list[Config]:
         _session_config("trace", "SDK + session processor, trace tier (default)", ("trace",), directory),
         _session_config(
             "strict",
-            "SDK + session processor, trace tier, every start at once (START_FLUSH_MS=0)",
+            "SDK + session processor, trace tier, every start at once (FLUSH_MS=0)",
             ("trace",),
             directory,
-            start_flush_ms=0,
+            flush_ms=0,
         ),
         _session_config("checkpoint", "SDK + session processor, checkpoint tier", ("checkpoint",), directory),
         _session_config("both", "SDK + session processor, both tiers", ("trace", "checkpoint"), directory),

@@ -25,7 +25,7 @@ CONTENT_SPAN_AND_EVENT = "SPAN_AND_EVENT"
 ENV_DIR = "AGENT_TRACE_DIR"
 ENV_TIER = "AGENT_TRACE_TIER"
 ENV_FSYNC = "AGENT_TRACE_FSYNC"
-ENV_START_FLUSH_MS = "AGENT_TRACE_START_FLUSH_MS"
+ENV_FLUSH_MS = "AGENT_TRACE_FLUSH_MS"
 ENV_ZIP = "AGENT_TRACE_ZIP"
 ENV_AUTO_SESSION = "AGENT_TRACE_AUTO_SESSION"
 ENV_SESSION_ID = "AGENT_TRACE_SESSION_ID"
@@ -161,7 +161,7 @@ class Settings:
     directory: Path = Path("agent-sessions")
     tiers: tuple[str, ...] = (TIER_TRACE,)
     fsync: bool = False
-    start_flush_ms: int = 100
+    flush_ms: int = 100
     write_zip: bool = True
     auto_session: bool = True
     inherited_session_id: str | None = None
@@ -188,7 +188,7 @@ class Settings:
             trace_path=trace_path,
             checkpoint_path=checkpoint_path,
             fsync=_flag(env, ENV_FSYNC, False),
-            start_flush_ms=_int(env, ENV_START_FLUSH_MS, 100, minimum=0),
+            flush_ms=_int(env, ENV_FLUSH_MS, 100, minimum=0),
             write_zip=_flag(env, ENV_ZIP, True),
             auto_session=_flag(env, ENV_AUTO_SESSION, True),
             inherited_session_id=env.get(ENV_SESSION_ID) or None,

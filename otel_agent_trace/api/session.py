@@ -81,7 +81,7 @@ class Session:
 
     def flush(self) -> None:
         """Write what is still queued (starts of running spans, their events) now; otherwise it
-        is written within ``AGENT_TRACE_START_FLUSH_MS``. Finished spans need no flush."""
+        is written within ``AGENT_TRACE_FLUSH_MS``. Finished spans need no flush."""
         if self._recorder is not None:
             self._recorder.flush()
 

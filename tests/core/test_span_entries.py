@@ -1,6 +1,6 @@
 """When span entries reach the file: a short span is one ``span.end`` that says it all; a span
-still running is in the file within ``start_flush_ms`` (at once when something is written under
-it, or with ``start_flush_ms=0``); a span's end is in the file when ``end()`` returns."""
+still running is in the file within ``flush_ms`` (at once when something is written under
+it, or with ``flush_ms=0``); a span's end is in the file when ``end()`` returns."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def test_a_short_span_is_one_end_entry_that_says_it_all(provider, session_dir):
 
 
 def test_a_running_span_reaches_the_file_within_the_window(provider, session_dir):
-    with _session(provider, session_dir, start_flush_ms=50) as s:
+    with _session(provider, session_dir, flush_ms=50) as s:
         span = tracer.start_span("long", attributes={"step": 1})
         try:
             deadline = time.monotonic() + 5
@@ -76,8 +76,8 @@ def test_a_running_span_reaches_the_file_within_the_window(provider, session_dir
 
 
 def test_an_entry_under_a_queued_span_writes_its_start_first(provider, session_dir):
-    # start_flush_ms: the flusher never fires within the test
-    with _session(provider, session_dir, start_flush_ms=60_000) as s, oat.agent("a"):
+    # flush_ms: the flusher never fires within the test
+    with _session(provider, session_dir, flush_ms=60_000) as s, oat.agent("a"):
         message_id = oat.record_message("user", "hello")
         entries = _entries(s.files[0])
         (start,) = _named(entries, fmt.SPAN_START, "invoke_agent a")
@@ -86,8 +86,8 @@ def test_an_entry_under_a_queued_span_writes_its_start_first(provider, session_d
         assert entries.index(start) < entries.index(message)
 
 
-def test_with_start_flush_ms_0_every_start_is_written_at_once(provider, session_dir):
-    with _session(provider, session_dir, start_flush_ms=0) as s:
+def test_with_flush_ms_0_every_start_is_written_at_once(provider, session_dir):
+    with _session(provider, session_dir, flush_ms=0) as s:
         with tracer.start_as_current_span("outer"), tracer.start_as_current_span("inner"):
             entries = _entries(s.files[0])
             assert [e["name"] for e in entries if e["type"] == fmt.SPAN_START] == ["outer", "inner"]
@@ -97,7 +97,7 @@ def test_with_start_flush_ms_0_every_start_is_written_at_once(provider, session_
 
 
 def test_stop_writes_the_starts_of_spans_still_running(provider, session_dir):
-    s = _session(provider, session_dir, start_flush_ms=60_000).start()
+    s = _session(provider, session_dir, flush_ms=60_000).start()
     span = tracer.start_span("left-open")
     path = s.files[0]
     s.stop()
@@ -154,7 +154,7 @@ def test_spans_from_many_threads_keep_every_parent_link(provider, session_dir, t
 def test_span_events_are_queued_in_order_and_bounded(provider, session_dir):
     """System-layer events of a running span are queued like its start: written in order after
     it, in batches once the queue is full (memory stays bounded), the rest with the span's end."""
-    with _session(provider, session_dir, start_flush_ms=60_000, sys_events_per_span=10**6) as s:
+    with _session(provider, session_dir, flush_ms=60_000, sys_events_per_span=10**6) as s:
         rec = s._recorder
         with tracer.start_as_current_span("busy") as span:
             for i in range(1000):
@@ -173,7 +173,7 @@ def test_span_events_are_queued_in_order_and_bounded(provider, session_dir):
 
 
 def test_an_event_of_a_running_span_reaches_the_file_within_the_window(provider, session_dir):
-    with _session(provider, session_dir, start_flush_ms=50) as s:
+    with _session(provider, session_dir, flush_ms=50) as s:
         rec = s._recorder
         with tracer.start_as_current_span("waiting") as span:
             rec.record_event(span, "file.open", {"file.path": "/tmp/waited"}, sys_layer=True)
@@ -190,13 +190,15 @@ def test_the_flusher_thread_sleeps_until_needed_and_ends_with_the_session(provid
     def flushers() -> list[threading.Thread]:
         return [t for t in threading.enumerate() if t.name == "otel-agent-trace-flush"]
 
-    s = _session(provider, session_dir, start_flush_ms=20).start()
+    s = _session(provider, session_dir, flush_ms=20).start()
     rec = s._recorder
     with tracer.start_as_current_span("first"):
         pass
     (thread,) = [t for t in flushers() if t is rec._flusher]
     assert thread.daemon
-    time.sleep(0.2)  # nothing queued: it has gone idle
+    deadline = time.monotonic() + 5
+    while not rec._flusher_idle and time.monotonic() < deadline:  # nothing queued: it goes idle
+        time.sleep(0.02)
     assert rec._flusher_idle and not rec._pending
     s.stop()
     thread.join(timeout=5)
@@ -206,7 +208,7 @@ def test_the_flusher_thread_sleeps_until_needed_and_ends_with_the_session(provid
 def test_a_forked_child_never_writes_the_parents_queued_entries(provider, session_dir):
     import os
 
-    with _session(provider, session_dir, start_flush_ms=60_000) as s:
+    with _session(provider, session_dir, flush_ms=60_000) as s:
         with tracer.start_as_current_span("parent-running"):
             pid = os.fork()
             if pid == 0:  # the child: one span of its own, then gone without atexit

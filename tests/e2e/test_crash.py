@@ -70,11 +70,11 @@ def test_sigkill_at_a_random_point_leaves_a_loadable_session(tmp_path, run):
 
 
 def test_sigkill_of_a_hung_tool_shows_what_was_running(tmp_path):
-    """The span a process hangs in is in the file once it is older than the start window, though
+    """The span a process hangs in is in the file once it is older than the flush window, though
     nothing else is written after it: the flusher thread puts it there."""
     proc = start_instrumented(AGENTS / "stuck_agent.py", tmp_path)
     assert proc.stdout is not None and proc.stdout.readline() == "stuck\n"
-    time.sleep(0.5)  # > AGENT_TRACE_START_FLUSH_MS (100 ms)
+    time.sleep(0.5)  # > AGENT_TRACE_FLUSH_MS (100 ms)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     proc.stdout.close()
@@ -117,7 +117,7 @@ def test_sigterm_writes_the_zip(tmp_path):
 
 
 def test_sigterm_at_once_still_shows_the_span_that_was_running(tmp_path):
-    """SIGTERM before the start window has passed: stopping the session writes what is queued,
+    """SIGTERM before the flush window has passed: stopping the session writes what is queued,
     so the hung tool is in the file and the ZIP, unfinished."""
     proc = start_instrumented(AGENTS / "stuck_agent.py", tmp_path)
     assert proc.stdout is not None and proc.stdout.readline() == "stuck\n"

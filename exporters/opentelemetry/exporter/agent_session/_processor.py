@@ -41,7 +41,7 @@ def _tag_session(span: Any, session_id: str) -> None:
 class SessionSpanProcessor(SpanProcessor):
     """Records spans into the active session (started on the first span when ``auto_session``):
     a span's end, events and content are in the file when ``end()`` returns; its start within
-    ``start_flush_ms`` while it runs (see ``SessionRecorder``).
+    ``flush_ms`` while it runs (see ``SessionRecorder``).
 
     Every span gets the ``session.id`` attribute, so a backend can find the whole session.
     """

@@ -167,7 +167,7 @@ class SessionRecorder:
         self._init_start_queue()
 
     def _init_start_queue(self) -> None:
-        self._window = max(0, self.settings.start_flush_ms) / 1000  # seconds; 0: starts at once
+        self._window = max(0, self.settings.flush_ms) / 1000  # seconds; 0: starts at once
         self._pending: list[Any] = []  # spans whose start is not written yet, and span events
         self._flusher: threading.Thread | None = None
         self._flusher_idle = True
@@ -343,12 +343,12 @@ class SessionRecorder:
     # --- spans ---------------------------------------------------------------------------------
     #
     # A span's start is queued (the span itself, nothing serialized) and written, in order, by the
-    # flusher thread within ``start_flush_ms`` or sooner by whatever is written next: any entry
+    # flusher thread within ``flush_ms`` or sooner by whatever is written next: any entry
     # under a queued span or another span's end. A span that ends while its start is still the
     # last one queued (most spans: short, no children) gets one ``span.end`` entry that says it
     # all (one serialization, one system call). So a killed process loses no finished span, and a
     # span still running is in the file once it is older than the window (sooner if anything
-    # happens under it). ``start_flush_ms=0`` writes every start at once.
+    # happens under it). ``flush_ms=0`` writes every start at once.
 
     def on_span_start(self, span: Any) -> None:
         if self._stopped:
@@ -686,7 +686,7 @@ class SessionRecorder:
                 wake.wait()
                 wake.clear()
         except Exception as exc:  # pragma: no cover - never let the thread die noisily
-            report_once("flusher", "otel-agent-trace: the start flusher stopped: %r", exc)
+            report_once("flusher", "otel-agent-trace: the flusher thread stopped: %r", exc)
             self._window = 0.0  # write starts at once from now on
 
     # --- capture-facing API (see otel_agent_trace._internal.sink) --------------------------
@@ -708,7 +708,7 @@ class SessionRecorder:
     def record_event(
         self, span: Any, name: str, attributes: dict[str, Any] | None = None, *, sys_layer: bool = False
     ) -> bool:
-        """Add a span event and record it in the session (within ``start_flush_ms``, like a
+        """Add a span event and record it in the session (within ``flush_ms``, like a
         span start: see "When an entry reaches the file" in docs/session-format.md).
 
         With ``sys_layer`` the per-span cap on system events applies: beyond it the event is
