@@ -123,11 +123,10 @@ class TierWriter:
         parent_id: str,
         fields: dict[str, Any],
         *,
-        span_start: int | None = None,
-        span_end: int | None = None,
         message: str | None = None,
     ) -> str | None:
-        """Append one entry; returns its id (``None`` if the file could not be written)."""
+        """Append one entry (not a span's: see :meth:`write_spans`, :meth:`write_end`); returns its
+        id (``None`` if the file could not be written). ``message``: the digest it is found by."""
         with self._lock:
             fd = self._fd  # read under the lock: close() may hand the number to another file
             if fd is None:
@@ -142,10 +141,6 @@ class TierWriter:
             line = _dumps(entry)
             if not self._emit(fd, line, 1):
                 return None
-            if span_start is not None:
-                self._live[span_start] = eid
-            if span_end is not None:
-                self._ended(span_end)
             if message is not None:
                 self._messages[message] = eid
                 if len(self._messages) > _SEEN_MESSAGES:
@@ -244,17 +239,6 @@ class TierWriter:
                 self._older, self._recent = recent, {}
             self.entries += 1
             return True
-
-    def _ended(self, span_id: int) -> None:
-        start_id = self._live.pop(span_id, None)
-        if start_id is not None:
-            self._remember(span_id, start_id)
-
-    def _remember(self, span_id: int, entry_id: str) -> None:
-        recent = self._recent
-        recent[span_id] = entry_id
-        if len(recent) >= _RECENT_SPANS:
-            self._older, self._recent = recent, {}
 
     def _emit(self, fd: int, data: bytes, count: int) -> bool:
         """Hand ``data`` (``count`` whole lines) to the kernel; the caller holds the lock."""
