@@ -55,12 +55,58 @@ def layer_of(attributes: Any) -> str:
 _PLAIN_STATUS: dict[Any, dict[str, str]] = {}  # status code → {"code": name}, shared (read-only)
 
 
-def _plain_status(code: Any) -> dict[str, str]:
-    """``{"code": name}`` for a status without description: one shared (read-only) dict per code."""
+def _status_fields(status: Any) -> dict[str, str]:
+    """A span status as an entry has it: ``{"code": name}`` (one shared, read-only dict per code)
+    or, with a description, ``{"code": …, "description": …}``."""
+    code = status.status_code
+    if status.description:
+        return {"code": code._name_, "description": status.description}
     plain = _PLAIN_STATUS.get(code)
     if plain is None:
-        plain = _PLAIN_STATUS[code] = {"code": code.name}
+        plain = _PLAIN_STATUS[code] = {"code": code._name_}
     return plain
+
+
+def _dropped(span: Any) -> dict[str, int] | None:
+    """What the SDK's limits dropped from a span, if anything."""
+    if span.dropped_attributes or span.dropped_events:
+        return {"events": span.dropped_events, "attributes": span.dropped_attributes}
+    return None
+
+
+def _end_entry(
+    tier: Any,
+    shown: tuple[str, dict[str, Any] | None],
+    layer: str,
+    end: int,
+    kind: str,
+    trace_hex: str,
+    span_hex: str,
+    parent_hex: str | None,
+    duration: int,
+    status: dict[str, str],
+    dropped: dict[str, int] | None,
+) -> dict[str, Any]:
+    """A ``span.end`` entry for one tier (``id`` and ``parent_id`` are the writer's to fill)."""
+    entry: dict[str, Any] = {
+        "id": "",
+        "parent_id": None,
+        "type": fmt.SPAN_END,
+        "layer": layer,
+        "ts": end,
+        "name": shown[0],
+        "kind": kind,
+        "trace_id": trace_hex,
+        "span_id": span_hex,
+        "parent_span_id": parent_hex,
+        "duration_ns": duration,
+        "status": status if len(status) == 1 else tier.policy.value(status),  # a description
+    }
+    if shown[1]:
+        entry["attributes"] = shown[1]
+    if dropped:
+        entry["dropped"] = dropped
+    return entry
 
 
 @functools.cache
@@ -491,18 +537,14 @@ class SessionRecorder:
             parent_hex = in_flight[2] if in_flight is not None else f"{parent_sid:016x}"
         else:
             parent_sid = parent_hex = None
-        status = span.status
-        code = status.status_code
-        status_fields = _PLAIN_STATUS.get(code) or _plain_status(code)
-        if status.description:
-            status_fields = {"code": code._name_, "description": status.description}
+        status_fields = _status_fields(span.status)
         end = span.end_time
         layer = layer_of(attrs)
         kind = span.kind._name_
         trace_hex = (parent is not None and self._trace_hex.get(ctx.trace_id)) or f"{ctx.trace_id:032x}"
         span_hex = f"{sid:016x}"
         duration = (end or 0) - (span.start_time or 0)
-        dropped = span.dropped_attributes or span.dropped_events
+        dropped = _dropped(span)
         with self._lock:
             pending = self._pending
             starts = pending[:]
@@ -513,25 +555,10 @@ class SessionRecorder:
                 self._flush_starts(starts)
                 self._live.pop(sid, None)  # (this span among them, if another thread queued after it)
             for tier in self.tiers:
-                shown_name, shown_attrs = tier.show(name, attrs)
-                entry = {
-                    "id": "",
-                    "parent_id": None,
-                    "type": fmt.SPAN_END,
-                    "layer": layer,
-                    "ts": end,
-                    "name": shown_name,
-                    "kind": kind,
-                    "trace_id": trace_hex,
-                    "span_id": span_hex,
-                    "parent_span_id": parent_hex,
-                    "duration_ns": duration,
-                    "status": status_fields if len(status_fields) == 1 else tier.policy.value(status_fields),
-                }
-                if shown_attrs:
-                    entry["attributes"] = shown_attrs
-                if dropped:
-                    entry["dropped"] = {"events": span.dropped_events, "attributes": span.dropped_attributes}
+                entry = _end_entry(
+                    tier, tier.show(name, attrs), layer, end, kind, trace_hex, span_hex, parent_hex,
+                    duration, status_fields, dropped,
+                )  # fmt: skip
                 tier.writer.write_end(entry, sid, parent_sid)
 
     def _end_span(self, span: Any, ctx: Any, sid: int) -> None:
@@ -549,17 +576,8 @@ class SessionRecorder:
         events = span.events if getattr(span, "_events", True) else ()
         if written and events:
             events = [e for e in events if (e.name, e.timestamp) not in written]
-        status = span.status
-        if status.description:
-            status_fields: dict[str, Any] = {
-                "code": status.status_code._name_,
-                "description": status.description,
-            }
-        else:
-            status_fields = _PLAIN_STATUS.get(status.status_code) or _plain_status(status.status_code)
-        dropped = None
-        if span.dropped_events or span.dropped_attributes:
-            dropped = {"events": span.dropped_events, "attributes": span.dropped_attributes}
+        status_fields = _status_fields(span.status)
+        dropped = _dropped(span)
         end = span.end_time
         duration = (end or 0) - (span.start_time or 0)
         tiers = self.tiers
@@ -589,30 +607,10 @@ class SessionRecorder:
                         tier, trace_hex, span_hex, layer, event.name, event.timestamp, event.attributes
                     )
                     items.append(({"id": "", "parent_id": None, **fields}, sid, False, parent_sid))
-                if unchanged:
-                    shown_name, shown_attrs = shown[index]
-                else:
-                    shown_name, shown_attrs = tier.show(name, attrs)
-                entry: dict[str, Any] = {
-                    "id": "",
-                    "parent_id": None,
-                    "type": fmt.SPAN_END,
-                    "layer": layer,
-                    "ts": end,
-                    "name": shown_name,
-                    "kind": kind,
-                    "trace_id": trace_hex,
-                    "span_id": span_hex,
-                    "parent_span_id": parent_hex,
-                    "duration_ns": duration,
-                    "status": status_fields
-                    if "description" not in status_fields
-                    else tier.policy.value(status_fields),
-                }
-                if shown_attrs:
-                    entry["attributes"] = shown_attrs
-                if dropped:
-                    entry["dropped"] = dropped
+                entry = _end_entry(
+                    tier, shown[index] if unchanged else tier.show(name, attrs), layer, end, kind,
+                    trace_hex, span_hex, parent_hex, duration, status_fields, dropped,
+                )  # fmt: skip
                 w = tier.writer
                 if content:  # its messages are written first, under the span's start entry
                     if items:

@@ -189,16 +189,7 @@ class TierWriter:
                     recent[sid] = live.pop(sid, None) or eid
                     if len(recent) >= _RECENT_SPANS:
                         self._older, self._recent = older, recent = recent, {}
-            data = lines[0] if len(lines) == 1 else b"".join(lines)
-            try:
-                written = os.write(fd, data)
-            except OSError as exc:
-                self._failed(exc)
-                return False
-            if (written != len(data) or self._fsync) and not self._write_all(data, written):
-                return False
-            self.entries += len(lines)
-            return True
+            return self._emit(fd, lines[0] if len(lines) == 1 else b"".join(lines), len(lines))
 
     def write_end(self, entry: dict[str, Any], span_id: int, parent_span: int | None) -> bool:
         """A span's end entry alone: the hot path of a short span. It goes under the span's start
@@ -223,21 +214,11 @@ class TierWriter:
                 )
             else:
                 entry["parent_id"] = self.root_id
-            try:
-                line = orjson.dumps(entry, option=_FAST)
-            except (TypeError, orjson.JSONEncodeError):
-                line = fmt.dumps(entry)
-            try:
-                written = os.write(fd, line)
-            except OSError as exc:
-                self._failed(exc)
-                return False
-            if (written != len(line) or self._fsync) and not self._write_all(line, written):
+            if not self._emit(fd, _dumps(entry), 1):
                 return False
             recent[span_id] = start_id or eid  # late entries of the span hang under it
             if len(recent) >= _RECENT_SPANS:
                 self._older, self._recent = recent, {}
-            self.entries += 1
             return True
 
     def _emit(self, fd: int, data: bytes, count: int) -> bool:
