@@ -1,0 +1,191 @@
+"""The redactor's "nothing to redact here" check (RE2) never changes a result: with it and without
+it, every text, value and preview is redacted alike (hypothesis); and typical clean text skips the
+rules."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from otel_agent_trace.redaction import Redactor
+
+ENV = {
+    "OPENAI_API_KEY": "sk-proj-Q1w2E3r4T5y6U7i8O9p0",
+    "DB_PASSWORD": "hunter2hunter2",
+    "SERVICE_TOKEN": "tok-77aa88bb99cc",
+}
+HOME = "/home/alice"
+FAST = Redactor(env=ENV, home=HOME)
+SLOW = Redactor(env=ENV, home=HOME, prefilter=False)
+
+# Key words in every spelling the rules split (camelCase, snake, kebab, dotted, spaced), their
+# near misses, the separators and quotes around them, and characters whose case folding is odd.
+KEY_PARTS = [
+    "api",
+    "Api",
+    "API",
+    "key",
+    "Key",
+    "KEY",
+    "\u212aey",
+    "apikey",
+    "apiKey",
+    "API_KEY",
+    "api__key",
+    "api key",
+    "Api-Key",
+    "private",
+    "PrivateKey",
+    "access",
+    "secret",
+    "Secret",
+    "secrets",
+    "client",
+    "set",
+    "cookie",
+    "Cookie",
+    "session",
+    "Session",
+    "sess",
+    "sessionid",
+    "token",
+    "Token",
+    "TOKEN",
+    "tokens",
+    "Tokens",
+    "tokenizer",
+    "signing",
+    "sig",
+    "signature",
+    "design",
+    "encryption",
+    "master",
+    "account",
+    "pass",
+    "passes",
+    "Passwd",
+    "password",
+    "pa\u017fsword",
+    "passphrase",
+    "pwd",
+    "PWD",
+    "auth",
+    "author",
+    "authorization",
+    "Authorize",
+    "credential",
+    "credentials",
+    "jwt",
+    "dsn",
+    "otp",
+    "bearer",
+    "Bearer",
+    "Basic",
+    "monkey",
+    "max",
+]
+SEPARATORS = [
+    "=",
+    ":",
+    ": ",
+    " = ",
+    '"',
+    "'",
+    "\\",
+    '\\"',
+    " ",
+    "\t",
+    "\n",
+    "-",
+    "--",
+    ".",
+    "_",
+    "?",
+    "&",
+    ";",
+    ",",
+    "(",
+    ")",
+    "{",
+    "}",
+    "/",
+    "@",
+    "://",
+    "https://",
+    "\u0130",
+    "\u00fc",
+    "\ud800",
+]
+VALUES = [*ENV.values(), "hunter22", "x", "abc123def456", "sk-ant-abcdefghij", "ghp_", "eyJabcdef",
+          "AKIAABCDEFGHIJKLMNOP", "<redacted:key:x>", "<redacted:", HOME, HOME + "/x.py"]  # fmt: skip
+texts = st.one_of(
+    st.text(max_size=40),
+    st.lists(
+        st.one_of(st.sampled_from(KEY_PARTS), st.sampled_from(SEPARATORS), st.sampled_from(VALUES)),
+        max_size=20,
+    ).map("".join),
+)
+json_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), texts),
+    lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(texts, children, max_size=4)),
+    max_leaves=12,
+)
+SETTINGS = settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def test_the_check_is_in_use():
+    assert FAST._prefilter is not None and SLOW._prefilter is None
+
+
+@SETTINGS
+@given(texts)
+def test_texts_are_redacted_alike_with_and_without_the_check(text):
+    assert FAST.redact_text(text) == SLOW.redact_text(text)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(json_values, st.integers(min_value=16, max_value=300))
+def test_values_and_previews_are_redacted_alike(value, limit):
+    assert FAST.redact(value) == SLOW.redact(value)
+    assert FAST.redact_preview(value, limit) == SLOW.redact_preview(value, limit)
+
+
+def _tool_output(rng: random.Random) -> str:
+    """Lines like a tool's output: code, JSON, logs, prose (the benchmark's kind of text)."""
+    words = ["the", "key", "token", "budget", "passes", "config", "read", "handler", "retry"]
+    lines = []
+    for _ in range(rng.randint(5, 40)):
+        w = [rng.choice(words) for _ in range(4)]
+        n = rng.randint(0, 999)
+        lines.append(
+            rng.choice(
+                [
+                    f"    {w[0]}_{w[1]} = {w[2]}({w[3]}, retries={n % 7})",
+                    f'{{"id": {n}, "name": "{w[0]}", "path": "{HOME}/project/{w[1]}.py"}}',
+                    f"2024-05-01 12:{n % 60:02d}:07 INFO {w[0]} {w[1]} in {n} ms",
+                    f"def {w[0]}_{w[1]}(self, key: str, timeout: int = 30) -> bool:",
+                    f"    max_tokens = {n}  # {w[2]} token budget",
+                    f"export API_KEY={w[0]}{n}",
+                    f"curl -H 'Authorization: Bearer {w[1]}{n:04d}abcd' --password {w[2]}",
+                    f'"client_secret": "{w[3]}{n}", "sessionToken": "{n}"',
+                ]
+            )
+        )
+    return "\n".join(lines)
+
+
+def test_tool_output_is_redacted_alike_and_clean_lines_skip_the_rules():
+    rng = random.Random(7)
+    for _ in range(200):
+        text = _tool_output(rng)
+        assert FAST.redact_text(text) == SLOW.redact_text(text)
+        assert FAST.redact_preview(text, 500) == SLOW.redact_preview(text, 500)
+    for clean in (
+        "def read_config(self, key: str, timeout: int = 30) -> bool:",
+        "    max_tokens = 42  # the read token budget",
+        '{"id": 3, "name": "retry", "path": "/home/alice/project/x.py"}',
+        "the test suite passes after the change",
+    ):
+        assert FAST._prefilter(clean), clean
