@@ -436,6 +436,7 @@ class Redactor:
     def _clear(self) -> None:
         self._cache = {}
         self._pairs: dict[Any, tuple[Any, Any]] = {}
+        self._numbers: dict[Any, tuple[Any, Any]] = {}  # key -> (shown key, marker or None)
         self._key_markers: dict[str, str] = {}
 
     def _secret_env(self) -> tuple[tuple[str, str], ...]:
@@ -578,16 +579,27 @@ class Redactor:
 
     def _attributes(self, attributes: Mapping[str, Any]) -> dict[str, Any]:
         cache = self._pairs
+        numbers = self._numbers
         out: dict[str, Any] = {}
         for key, value in attributes.items():
             kind = type(value)
+            if kind is int or kind is float:  # only the key decides (token counts, pids, ports)
+                verdict = numbers.get(key)
+                if verdict is None:
+                    shown_key, shown = self._pair(key, value)
+                    verdict = (shown_key, None if shown is value else shown)
+                    if len(numbers) >= 4096:
+                        numbers.clear()
+                    numbers[key] = verdict
+                out[verdict[0]] = value if verdict[1] is None else verdict[1]
+                continue
             try:  # a sequence attribute (a list of headers, of args) by its items
                 pair = (key, kind, tuple(value) if kind is list else value)
                 hit = cache.get(pair)
             except TypeError:  # unhashable items: no memo
                 pair, hit = None, None
             if hit is None:
-                hit = next(iter(self._value({key: value}, 0).items()))
+                hit = self._pair(key, value)
                 if pair is not None:
                     if len(cache) >= 8192:
                         cache.clear()
@@ -629,6 +641,15 @@ class Redactor:
         """A cut is a new context for the rules near it (all within a line): redact that line again."""
         i = text.rfind("\n") + 1
         return text[:i] + self._text(text[i:])
+
+    def _pair(self, key: Any, item: Any) -> tuple[Any, Any]:
+        """One ``key: item`` of a dict, as :meth:`_value` redacts it inside the dict."""
+        if isinstance(key, str):
+            key = self._text(key)  # judged as written, so a second pass judges the same
+            secret, numeric = _key_verdict(_MARKER_SUB.sub(" ", key) if "<redacted:" in key else key)
+            if secret:
+                return key, self._under_secret_key(key, item, numeric, 0)
+        return key, self._value(item, 1)
 
     def _value(self, value: Any, depth: int) -> Any:
         if isinstance(value, str):
