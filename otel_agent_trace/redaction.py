@@ -24,10 +24,12 @@ The redactor never raises (a failure yields ``<redacted:error>``) and is idempot
 secrets are re-read whenever a secret-looking variable is added, removed or changed (a cheap check
 on each call), so keys an agent loads from ``.env`` after start-up are redacted too.
 
-Cost: each rule runs only on text that holds what it needs (substring checks first; Python's
-``re`` is slow on alternations), the key rules only on lines where a secret-looking key meets its
-separator; strings, attribute pairs and key markers are remembered in bounded memos. A pass is
-repeated until nothing changes, since a replacement changes its neighbours' context.
+Cost: one RE2 pass first says whether a text holds anything any rule would change (most text
+does not; see ``_PREFILTER_STATIC``). Otherwise each rule runs only on text that holds what it
+needs (substring checks first; Python's ``re`` is slow on alternations), the key rules only on
+lines where a secret-looking key meets its separator; strings, attribute pairs and key markers
+are remembered in bounded memos. A pass is repeated until nothing changes, since a replacement
+changes its neighbours' context.
 """
 
 from __future__ import annotations
