@@ -742,7 +742,7 @@ class Redactor:
                 out, settled = self._once(out)
                 if settled or out == before:
                     break
-        if len(text) <= 4096:
+        if len(text) <= 1024:  # longer text (a tool's output) rarely comes again: not remembered
             if len(cache) >= 8192:
                 cache.clear()
             cache[text] = out
