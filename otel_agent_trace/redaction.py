@@ -585,6 +585,15 @@ class Redactor:
         out: dict[str, Any] = {}
         for key, value in attributes.items():
             kind = type(value)
+            if kind is str:  # the common case first
+                hit = cache.get((key, value))
+                if hit is None:
+                    hit = self._pair(key, value)
+                    if len(cache) >= 8192:
+                        cache.clear()
+                    cache[(key, value)] = hit
+                out[hit[0]] = hit[1]
+                continue
             if kind is int or kind is float:  # only the key decides (token counts, pids, ports)
                 verdict = numbers.get(key)
                 if verdict is None:
