@@ -265,19 +265,16 @@ except ImportError:  # pragma: no cover - a platform without google-re2 wheels
     _re2 = None
 
 # Any character a key can hold (Python's \w, ".", "-", " ") and more: a superset, kept to ASCII
-# exclusions so the automaton stays small.
+# exclusions so the automaton stays small. The rest of a key is written unbounded (the rules stop
+# at 64 characters): also a superset, and counted repetitions multiply RE2's states (building them
+# on new input cost ≈ 10 µs a text).
 _KEYISH_EXCLUDED = "\\t\\n\\r\\f\\v\"'\\\\:="
-_KEYISH = "[^" + _KEYISH_EXCLUDED + "]"
+_KEY_REST = "[^" + _KEYISH_EXCLUDED + "]*"
 
 
 def _key_char_but(chars: str) -> str:
+    """One key character other than ``chars`` (a look-ahead ``(?!x)`` that RE2 has not)."""
     return "[^" + chars + _KEYISH_EXCLUDED + "]"
-
-
-def _key_run(n: int) -> str:
-    """Up to ``n`` key characters, written unbounded: a superset, and a small automaton (counted
-    repetitions multiply RE2's states, and building them on new input cost ≈ 10 µs a text)."""
-    return _KEYISH + "*"
 
 
 # A key word of _KEY_HINT (its look-aheads spelled out for RE2, which has none) and the rest of
@@ -285,39 +282,16 @@ def _key_run(n: int) -> str:
 # Bare "key" only where a key made of it can be secret: after a pair's first word, or after a
 # query separator. Every alternative is a superset of what _keyed() redacts.
 _SEPARATOR = r"[\"'\\]{0,4}[ \t]*[:=]"
+_NOT_S, _NOT_E, _NOT_O, _NOT_R = (_key_char_but(c) for c in ("sS", "eE", "oO", "rR"))
 _PREFILTER_KEYED = (
-    "(?i:(?:"
-    + "|".join(
-        [
-            r"(?:secret|pwd|cookie|credential|jwt|dsn|sig|sess|bearer|otp"
-            r"|(?:api|private|access|secret|signing|encryption|master|account|session)[_.\- ]*key"
-            r"|[?&;][-\"'\\]*key)" + _key_run(64),
-            # token(?!s)
-            "token(?:" + _key_char_but("sS") + _key_run(63) + ")?",
-            # pass(?!es)
-            "pass(?:"
-            + _key_char_but("eE")
-            + _key_run(63)
-            + "|[eE](?:"
-            + _key_char_but("sS")
-            + _key_run(62)
-            + ")?)?",
-            # auth(?!or(?!i))
-            "auth(?:"
-            + _key_char_but("oO")
-            + _key_run(63)
-            + "|[oO](?:"
-            + _key_char_but("rR")
-            + _key_run(62)
-            + "|[rR][iI]"
-            + _key_run(61)
-            + ")?)?",
-        ]
-    )
-    + ")"
-    + _SEPARATOR
-    + ")"
-)
+    r"(?i:(?:(?:secret|pwd|cookie|credential|jwt|dsn|sig|sess|bearer|otp"
+    r"|(?:api|private|access|secret|signing|encryption|master|account|session)[_.\- ]*key"
+    r"|[?&;][-\"'\\]*key)" + _KEY_REST
+    + f"|token(?:{_NOT_S}{_KEY_REST})?"  # token(?!s)
+    + f"|pass(?:{_NOT_E}{_KEY_REST}|[eE](?:{_NOT_S}{_KEY_REST})?)?"  # pass(?!es)
+    + f"|auth(?:{_NOT_O}{_KEY_REST}|[oO](?:{_NOT_R}{_KEY_REST}|[rR][iI]{_KEY_REST})?)?"  # auth(?!or(?!i))
+    + ")" + _SEPARATOR + ")"
+)  # fmt: skip
 # The flag rule (--password x, --api-key=x): a key word in a dash-led word.
 _PREFILTER_FLAG = (
     r"-[^\s\"'\\:=]*(?i:secret|pass(?:$|[^e]|e$|e[^s])|pwd|token(?:$|[^s])"
