@@ -258,10 +258,10 @@ _KEYED_RE = re.compile("|".join([r"(?P<marker>" + _MARKER_RE + ")", *_STRUCTURAL
 # its separator, a secret-looking flag, the environment's secret values. Where it finds nothing,
 # no rule would change anything but the home prefix (which carries no secret); where it finds
 # something, every rule runs as before. It runs in RE2 (linear time, every alternative in one
-# pass); without the google-re2 package every text takes the rules.
+# pass); without the google-re2 package (the optional "re2" extra) every text takes the rules.
 try:
     import re2 as _re2
-except ImportError:  # pragma: no cover - a platform without google-re2 wheels
+except ImportError:  # pragma: no cover - installed without the "re2" extra
     _re2 = None
 
 # Any character a key can hold (Python's \w, ".", "-", " ") and more: a superset, kept to ASCII
