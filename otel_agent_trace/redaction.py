@@ -161,6 +161,13 @@ def is_secret_name(name: str) -> bool:
     return bool(_SECRET_NAME_RE.search(upper))
 
 
+def _remember(memo: dict[Any, Any], key: Any, value: Any, limit: int) -> None:
+    """Put ``key`` in a bounded memo (emptied when full: repeats come back at once)."""
+    if len(memo) >= limit:
+        memo.clear()
+    memo[key] = value
+
+
 _key_cache: dict[str, tuple[bool, bool]] = {}
 
 
@@ -173,9 +180,7 @@ def _key_verdict(key: str) -> tuple[bool, bool]:
     pairs = zip(words, words[1:], strict=False)
     secret = any(w in _KEY_WORDS for w in words) or any(p in _KEY_PAIRS for p in pairs)
     verdict = (secret, secret and any(w in _NUMERIC_SECRET_WORDS for w in words))
-    if len(_key_cache) > 4096:
-        _key_cache.clear()
-    _key_cache[key] = verdict
+    _remember(_key_cache, key, verdict, 4096)
     return verdict
 
 
@@ -555,40 +560,27 @@ class Redactor:
 
     def _attributes(self, attributes: Mapping[str, Any]) -> dict[str, Any]:
         cache = self._pairs
-        numbers = self._numbers
         out: dict[str, Any] = {}
         for key, value in attributes.items():
             kind = type(value)
-            if kind is str:  # the common case first
-                hit = cache.get((key, value))
-                if hit is None:
-                    hit = self._pair(key, value)
-                    if len(cache) >= 8192:
-                        cache.clear()
-                    cache[(key, value)] = hit
-                out[hit[0]] = hit[1]
-                continue
             if kind is int or kind is float:  # only the key decides (token counts, pids, ports)
-                verdict = numbers.get(key)
+                verdict = self._numbers.get(key)
                 if verdict is None:
                     shown_key, shown = self._pair(key, value)
                     verdict = (shown_key, None if shown is value else shown)
-                    if len(numbers) >= 4096:
-                        numbers.clear()
-                    numbers[key] = verdict
+                    _remember(self._numbers, key, verdict, 4096)
                 out[verdict[0]] = value if verdict[1] is None else verdict[1]
                 continue
-            try:  # a sequence attribute (a list of headers, of args) by its items
-                pair = (key, kind, tuple(value) if kind is list else value)
+            # A str by its value (most attributes), a sequence (headers, args) by its items.
+            pair: Any = (key, value) if kind is str else (key, kind, tuple(value) if kind is list else value)
+            try:
                 hit = cache.get(pair)
             except TypeError:  # unhashable items: no memo
                 pair, hit = None, None
             if hit is None:
                 hit = self._pair(key, value)
                 if pair is not None:
-                    if len(cache) >= 8192:
-                        cache.clear()
-                    cache[pair] = hit
+                    _remember(cache, pair, hit, 8192)
             shown = hit[1]
             out[hit[0]] = list(shown) if type(shown) is list else shown  # a copy: never shared
         return out
@@ -695,9 +687,7 @@ class Redactor:
         if found is None:
             hidden = not key or "<" in key or self._hidden_re.search(key) is not None
             found = marker("key") if hidden else marker("key:" + key)
-            if len(self._key_markers) >= 4096:
-                self._key_markers.clear()
-            self._key_markers[key] = found
+            _remember(self._key_markers, key, found, 4096)
         return found
 
     def _text(self, text: str) -> str:
@@ -726,9 +716,7 @@ class Redactor:
                 if settled or out == before:
                     break
         if len(text) <= 1024:  # longer text (a tool's output) rarely comes again: not remembered
-            if len(cache) >= 8192:
-                cache.clear()
-            cache[text] = out
+            _remember(cache, text, out, 8192)
         return out
 
     def _once(self, text: str) -> tuple[str, bool]:

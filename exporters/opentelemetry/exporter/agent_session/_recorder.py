@@ -210,9 +210,9 @@ class SessionRecorder:
         self._started = False
         self._stopped = False
         self._fork_pending = False
-        self._init_start_queue()
+        self._init_queue()
 
-    def _init_start_queue(self) -> None:
+    def _init_queue(self) -> None:
         self._window = max(0, self.settings.flush_ms) / 1000  # seconds; 0: starts at once
         self._pending: list[Any] = []  # spans whose start is not written yet, and span events
         self._flusher: threading.Thread | None = None
@@ -317,7 +317,7 @@ class SessionRecorder:
         with self._lock:
             if not self._started or self._stopped:
                 return list(self.zip_paths)
-            self._flush_starts()  # spans still running are in the file, marked unfinished
+            self._flush_queue()  # spans still running are in the file, marked unfinished
             self._stopped = True
             self._wake.set()  # the flusher thread ends
             self.stopped_ns = time.time_ns()
@@ -367,7 +367,7 @@ class SessionRecorder:
         self.counts = dict.fromkeys(self.counts, 0)
         for pending in (self._content, self._written_events, self._sys_counts, self._live):
             pending.clear()
-        self._init_start_queue()  # the parent's queued starts are the parent's to write
+        self._init_queue()  # the parent's queued starts are the parent's to write
         self._started = False
         self._fork_pending = True  # files are opened on the first entry: a fork that execs at once
         # (pty.fork, subprocess with preexec_fn) leaves no empty child file behind
@@ -407,29 +407,50 @@ class SessionRecorder:
             pending.append(span)  # atomic; the lock is only taken to write
             if len(pending) >= _MAX_QUEUED:
                 with self._lock:
-                    self._flush_starts()
+                    self._flush_queue()
             elif self._flusher_idle:
                 self._wake_flusher()
         else:
             with self._lock:
                 self._pending.append(span)
-                self._flush_starts()
+                self._flush_queue()
 
-    def _take_pending(self) -> list[Any]:
-        """The queued starts, removed from the queue (caller holds the lock; starts queued
-        meanwhile by other threads stay queued, in order)."""
+    def _take_queue(self, without: Any = None) -> list[Any]:
+        """What is queued, removed from the queue (caller holds the lock; what other threads queue
+        meanwhile stays queued, in order). ``without``: a span context whose start, if it is the
+        last thing queued, is dropped: that span's end entry will say it all."""
         pending = self._pending
         if not pending:
             return []
         items = pending[:]
         del pending[: len(items)]
+        if without is not None and items[-1].context is without:
+            items.pop()
         return items
 
-    def _flush_starts(self, starts: list[Any] | None = None) -> None:
-        """Write queued starts (``starts``, or the whole queue) in one system call per file. The
-        caller holds the lock."""
+    def _parent_of(self, span: Any) -> tuple[int | None, str | None]:
+        """A span's parent span id and its hex (from the parent's memo when it is in flight)."""
+        parent = span.parent
+        if parent is None:
+            return None, None
+        parent_sid = parent.span_id
+        in_flight = self._live.get(parent_sid)
+        return parent_sid, in_flight[2] if in_flight is not None else f"{parent_sid:016x}"
+
+    def _trace_hex_of(self, trace_id: int) -> str:
+        """A trace id as hex, remembered for the spans of traces in flight (bounded)."""
+        found = self._trace_hex.get(trace_id)
+        if found is None:
+            if len(self._trace_hex) >= 1024:
+                self._trace_hex.clear()
+            found = self._trace_hex[trace_id] = f"{trace_id:032x}"
+        return found
+
+    def _flush_queue(self, starts: list[Any] | None = None) -> None:
+        """Write queued starts and events (``starts``, or the whole queue) in one system call per
+        file. The caller holds the lock."""
         if starts is None:
-            starts = self._take_pending()
+            starts = self._take_queue()
             if not starts:
                 return
         per_tier: list[list[Any]] = [[] for _ in self.tiers]
@@ -469,20 +490,8 @@ class SessionRecorder:
         attrs = _attributes_of(span)
         ctx = span.context
         sid = ctx.span_id
-        parent = span.parent
-        live = self._live
-        if parent is not None:
-            parent_sid = parent.span_id
-            in_flight = live.get(parent_sid)
-            parent_hex = in_flight[2] if in_flight is not None else f"{parent_sid:016x}"
-        else:
-            parent_sid = parent_hex = None
-        trace_id = ctx.trace_id
-        trace_hex = self._trace_hex.get(trace_id)
-        if trace_hex is None:
-            if len(self._trace_hex) >= 1024:
-                self._trace_hex.clear()
-            trace_hex = self._trace_hex[trace_id] = f"{trace_id:032x}"
+        parent_sid, parent_hex = self._parent_of(span)
+        trace_hex = self._trace_hex_of(ctx.trace_id)
         span_hex = f"{sid:016x}"
         layer = layer_of(attrs)
         kind = span.kind._name_
@@ -506,7 +515,7 @@ class SessionRecorder:
             if shown_attrs:
                 entry["attributes"] = shown_attrs
             per_tier[index].append((entry, sid, None, parent_sid))
-        live[sid] = (layer, trace_hex, span_hex, name, attrs, shown)
+        self._live[sid] = (layer, trace_hex, span_hex, name, attrs, shown)
 
     def on_span_end(self, span: Any) -> None:
         if self._stopped:
@@ -530,29 +539,20 @@ class SessionRecorder:
         # records it, under its parent span's entry.
         attrs = _attributes_of(span)
         name = span.name
-        parent = span.parent
-        if parent is not None:
-            parent_sid = parent.span_id
-            in_flight = self._live.get(parent_sid)
-            parent_hex = in_flight[2] if in_flight is not None else f"{parent_sid:016x}"
-        else:
-            parent_sid = parent_hex = None
+        parent_sid, parent_hex = self._parent_of(span)
         status_fields = _status_fields(span.status)
         end = span.end_time
         layer = layer_of(attrs)
         kind = span.kind._name_
-        trace_hex = (parent is not None and self._trace_hex.get(ctx.trace_id)) or f"{ctx.trace_id:032x}"
+        # Known if another span of its trace was written; not remembered for one that ends here.
+        trace_hex = self._trace_hex.get(ctx.trace_id) or f"{ctx.trace_id:032x}"
         span_hex = f"{sid:016x}"
         duration = (end or 0) - (span.start_time or 0)
         dropped = _dropped(span)
         with self._lock:
-            pending = self._pending
-            starts = pending[:]
-            del pending[: len(starts)]
-            if starts and starts[-1].context is ctx:
-                starts.pop()
+            starts = self._take_queue(without=ctx)
             if starts:  # queued by other threads meanwhile, or spans still running around this one
-                self._flush_starts(starts)
+                self._flush_queue(starts)
                 self._live.pop(sid, None)  # (this span among them, if another thread queued after it)
             for tier in self.tiers:
                 entry = _end_entry(
@@ -570,8 +570,7 @@ class SessionRecorder:
             self._sys_counts.pop(sid, None)
         attrs = _attributes_of(span)
         name = span.name
-        parent = span.parent
-        parent_sid = parent.span_id if parent is not None else None
+        parent_sid, parent_hex = self._parent_of(span)
         # The SDK copies its event list on each access; skip that when there are none.
         events = span.events if getattr(span, "_events", True) else ()
         if written and events:
@@ -583,22 +582,16 @@ class SessionRecorder:
         tiers = self.tiers
         with self._lock:
             per_tier: list[list[Any]] = [[] for _ in tiers]
-            pending = self._pending
-            if pending:
-                starts = pending[:]
-                del pending[: len(starts)]
-                if starts[-1].context is ctx and not events and not content:
-                    starts.pop()  # ended before its start was written: its end entry says it all
-                self._queued_items(starts, per_tier)
+            # Its own start is needed only when its events or messages hang under it.
+            self._queued_items(self._take_queue(without=None if events or content else ctx), per_tier)
             memo = self._live.pop(sid, None)
             if memo is not None:
                 layer, trace_hex, span_hex, start_name, start_attrs, shown = memo
                 unchanged = name == start_name and attrs == start_attrs  # reuse what start redacted
             else:  # its start was not written (a short span), or it started before this session
-                trace_hex = self._trace_hex.get(ctx.trace_id) or f"{ctx.trace_id:032x}"
+                trace_hex = self._trace_hex_of(ctx.trace_id)
                 layer, span_hex = layer_of(attrs), f"{sid:016x}"
                 unchanged, shown = False, []
-            parent_hex = f"{parent_sid:016x}" if parent_sid is not None else None
             kind = span.kind._name_
             for index, tier in enumerate(tiers):
                 items = per_tier[index]
@@ -646,7 +639,7 @@ class SessionRecorder:
         found = writer.span_entry(span_id)
         if found is None and (self._window or self._pending):
             with self._lock:  # its start may be queued, or being written by another thread
-                self._flush_starts()
+                self._flush_queue()
             found = writer.span_entry(span_id)
         return found or writer.root_id
 
@@ -680,7 +673,7 @@ class SessionRecorder:
                     self._flusher_idle = False
                     with self._lock:
                         if not self._stopped:
-                            self._flush_starts()
+                            self._flush_queue()
                 wake.wait()
                 wake.clear()
         except Exception as exc:  # pragma: no cover - never let the thread die noisily
@@ -740,7 +733,7 @@ class SessionRecorder:
         pending.append(_QueuedEvent(span, name, ts, dict(attributes) if attributes else None, layer))
         if not self._window or len(pending) >= _MAX_QUEUED:
             with self._lock:
-                self._flush_starts()
+                self._flush_queue()
         elif self._flusher_idle:
             self._wake_flusher()
         return True
@@ -750,7 +743,7 @@ class SessionRecorder:
         if self._pending:
             with self._lock:
                 if not self._stopped:
-                    self._flush_starts()
+                    self._flush_queue()
 
     def record_message(self, role: str, content: Any, span: Any = None, **extra: Any) -> str | None:
         """Write one conversation message (once; repeats are found by hash). Returns its id in

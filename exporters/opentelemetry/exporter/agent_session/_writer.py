@@ -87,8 +87,7 @@ class TierWriter:
         # while that thread is inside write(); a plain lock would deadlock the process there.
         self._lock = lock if lock is not None else threading.RLock()
         self._live: dict[int, str] = {}
-        # Entry ids of ended spans, for late entries under them (a child that outlives its
-        # parent): two generations of plain dicts, the older dropped when the newer fills up.
+        # Entry ids of ended spans (see _ended).
         self._recent: dict[int, str] = {}
         self._older: dict[int, str] = {}
         self._messages: OrderedDict[str, str] = OrderedDict()
@@ -163,32 +162,23 @@ class TierWriter:
             fd = self._fd
             if fd is None:
                 return False
-            live, recent, older = self._live, self._recent, self._older
-            id_format = self._id_format
+            live = self._live
+            entry_of = self.span_entry
             lines = []
             for entry, sid, ends, parent_span in items:
                 # Each id is taken before anything is written: a signal handler that writes while
                 # this thread is mid-call re-enters (the lock is reentrant) and gets the next ids.
                 seq = self._seq
                 self._seq = seq + 1
-                entry["id"] = eid = id_format % seq
+                entry["id"] = eid = self._id_format % seq
                 if entry["parent_id"] is None:
-                    pid = None
-                    if ends is not None:
-                        pid = live.get(sid) or recent.get(sid) or older.get(sid)
-                    if pid is None and parent_span is not None:
-                        pid = live.get(parent_span) or recent.get(parent_span) or older.get(parent_span)
-                    entry["parent_id"] = pid or self.root_id
-                try:  # the common case without fmt.dumps' frame; it handles whatever orjson cannot
-                    lines.append(orjson.dumps(entry, option=_FAST))
-                except (TypeError, orjson.JSONEncodeError):
-                    lines.append(fmt.dumps(entry))
+                    pid = entry_of(sid) if ends is not None else None
+                    entry["parent_id"] = pid or entry_of(parent_span) or self.root_id
+                lines.append(_dumps(entry))
                 if ends is None:
                     live[sid] = eid
-                elif ends:  # late entries of an ended span hang under its start, or its end
-                    recent[sid] = live.pop(sid, None) or eid
-                    if len(recent) >= _RECENT_SPANS:
-                        self._older, self._recent = older, recent = recent, {}
+                elif ends:
+                    self._ended(sid, eid)
             return self._emit(fd, lines[0] if len(lines) == 1 else b"".join(lines), len(lines))
 
     def write_end(self, entry: dict[str, Any], span_id: int, parent_span: int | None) -> bool:
@@ -201,25 +191,25 @@ class TierWriter:
             seq = self._seq
             self._seq = seq + 1
             entry["id"] = eid = self._id_format % seq
-            recent = self._recent
-            start_id = self._live.pop(span_id, None)
-            if start_id is not None:
-                entry["parent_id"] = start_id
-            elif parent_span is not None:
-                entry["parent_id"] = (
-                    self._live.get(parent_span)
-                    or recent.get(parent_span)
-                    or self._older.get(parent_span)
-                    or self.root_id
-                )
-            else:
-                entry["parent_id"] = self.root_id
+            entry["parent_id"] = (
+                self._live.get(span_id)
+                or (parent_span is not None and self.span_entry(parent_span))
+                or self.root_id
+            )
             if not self._emit(fd, _dumps(entry), 1):
                 return False
-            recent[span_id] = start_id or eid  # late entries of the span hang under it
-            if len(recent) >= _RECENT_SPANS:
-                self._older, self._recent = recent, {}
+            self._ended(span_id, eid)
             return True
+
+    def _ended(self, span_id: int, end_id: str) -> None:
+        """Retire an ended span from the live map; remember its start entry (or, when it had
+        none, its end entry) so that late entries of the span (a child that outlives its parent)
+        still hang under it. Two generations of plain dicts: the older dropped when the newer
+        fills up."""
+        recent = self._recent
+        recent[span_id] = self._live.pop(span_id, None) or end_id
+        if len(recent) >= _RECENT_SPANS:
+            self._older, self._recent = recent, {}
 
     def _emit(self, fd: int, data: bytes, count: int) -> bool:
         """Hand ``data`` (``count`` whole lines) to the kernel; the caller holds the lock."""
