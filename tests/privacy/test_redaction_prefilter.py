@@ -1,6 +1,7 @@
-"""The redactor's "nothing to redact here" check (RE2) never changes a result: with it and without
-it, every text, value and preview is redacted alike (hypothesis); and typical clean text skips the
-rules."""
+"""The redactor's fast paths never change a result (hypothesis): with its "nothing to redact
+here" check (RE2) and without it, every text, value, preview and set of span attributes is
+redacted alike; the key rules searched only near key words find what a scan of the whole line
+finds; and typical clean text skips the rules."""
 
 from __future__ import annotations
 
@@ -189,3 +190,69 @@ def test_tool_output_is_redacted_alike_and_clean_lines_skip_the_rules():
         "the test suite passes after the change",
     ):
         assert FAST._prefilter(clean), clean
+
+
+# Span attributes: keys as instrumentations write them and as secrets hide in them; values as
+# OTel allows them (scalars and flat sequences), command lines with flags among them.
+ATTRIBUTE_KEYS = ["url.full", "process.command_args", "gen_ai.tool.call.id", "db.statement",
+                  "http.request.header.authorization", "gen_ai.usage.input_tokens", "otp", "pin.code",
+                  "user.password"]  # fmt: skip
+FLAGS = ["--password", "-p", "--api-key", "--token", "--stat", "--pa\u017fsword", "-\u212aey"]
+attribute_keys = st.one_of(
+    st.sampled_from(ATTRIBUTE_KEYS),
+    st.lists(st.sampled_from([*KEY_PARTS, "http", "header", "x"]), min_size=1, max_size=3).map(".".join),
+    texts,
+)
+flags = st.lists(st.one_of(st.sampled_from(FLAGS), texts), max_size=5)
+paths = st.sampled_from([HOME, HOME + "/src/app.py", "file://" + HOME + "/a", "line one\nline two",
+                         "cd " + HOME + "\nls", "/srv" + HOME, "/hm", "/hm/a", "x /hm"])  # fmt: skip
+attribute_values = st.one_of(
+    texts,
+    paths,
+    st.lists(st.one_of(paths, texts), max_size=3).map(tuple),
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.booleans(),
+    st.lists(st.one_of(texts, st.integers(), st.booleans()), max_size=4),
+    st.lists(texts, max_size=4).map(tuple),
+    flags,
+    flags.map(tuple),
+)
+
+
+SHORT_HOME = (Redactor(env=ENV, home="/hm"), Redactor(env=ENV, home="/hm", prefilter=False))
+
+
+@SETTINGS
+@given(st.dictionaries(attribute_keys, attribute_values, max_size=8))
+def test_span_attributes_are_redacted_alike_with_and_without_the_check(attributes):
+    for fast_redactor, slow_redactor in ((FAST, SLOW), SHORT_HOME):  # text under 5 keeps "/hm"
+        fast = fast_redactor.redact_attributes(attributes)
+        assert fast == slow_redactor.redact_attributes(attributes)
+        assert list(fast) == list(slow_redactor.redact_attributes(attributes))  # in the same order
+        assert fast_redactor.redact_attributes(attributes) == fast  # and again, from the memo
+
+
+# Lines built the way key rules read them: a key between quotes (escaped or not) or after dashes,
+# a separator, a value (quoted or not, a marker holding a key), one after another.
+QUOTES = ["", '"', "'", '\\"', '\\\\"', '\\\\\\"']
+keys = st.lists(st.sampled_from(KEY_PARTS), min_size=1, max_size=3).map("_".join)
+pairs = st.builds(
+    "{0}{1}{2}{1}{3}{4}{5}{4}".format,
+    st.sampled_from(["", " ", "-", "--", "&", "?", "(", "//", "@", "x", "<redacted:"]),
+    st.sampled_from(QUOTES),
+    keys,
+    st.sampled_from(["=", ":", ": ", " = ", " ", "\t:"]),
+    st.sampled_from(QUOTES),
+    st.one_of(st.sampled_from([*VALUES, "<redacted:api_key=abcdef1>", "Bearer abcdefgh1", "a b"]), texts),
+)
+keyed_texts = st.lists(st.one_of(pairs, st.sampled_from(SEPARATORS)), max_size=6).map("".join)
+
+
+@SETTINGS
+@given(st.one_of(texts, keyed_texts))
+def test_key_rules_searched_near_key_words_find_what_a_scan_of_the_line_finds(text):
+    from otel_agent_trace.redaction import _KEYED_RE
+
+    for line in text.split("\n"):
+        assert FAST._keyed_line(line, line.lower()) == _KEYED_RE.sub(FAST._replace, line)
