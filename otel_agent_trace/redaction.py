@@ -34,6 +34,7 @@ changes its neighbours' context.
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 import threading
@@ -606,9 +607,14 @@ class Redactor:
                 if value is None or kind in _SCALARS:
                     out[key] = value
                     continue
-            elif state > 0:
-                shown = self._under_secret_key(key, value, state == 2, 0)
-                out[key] = list(shown) if type(shown) is list else shown
+            elif state > 0:  # a header, a token: replaced whole (as _under_secret_key does)
+                if kind is str:
+                    out[key] = self._key_marker(key) if self._hides(value) else value
+                elif (kind is tuple or kind is list) and all(type(i) is str for i in value):
+                    out[key] = [self._key_marker(key) if self._hides(i) else i for i in value]
+                else:
+                    shown = self._under_secret_key(key, value, state == 2, 0)
+                    out[key] = list(shown) if type(shown) is list else shown
                 continue
             pair = (key, kind, tuple(value) if kind is list else value)
             try:
@@ -640,7 +646,7 @@ class Redactor:
                 _remember(cache, pair, (key, shown), 8192)
                 misses = self._misses.get(key, 0) + 1
                 _remember(self._misses, key, misses, 4096)
-                if misses >= 16:
+                if misses >= 256:  # not just a few values, each seen again (paths)
                     _remember(volatile, key, True, 1024)
         return out
 
@@ -732,6 +738,8 @@ class Redactor:
         if depth > 32:
             return marker("too_deep")
         if isinstance(value, dict):
+            if depth == 0:  # a flat dict (tool arguments, event attributes) as span attributes
+                return self._attributes(value)
             out = {}
             for key, item in value.items():
                 if isinstance(key, str):
@@ -755,13 +763,15 @@ class Redactor:
             return marker("object")
         return self._value(converted, depth + 1)
 
+    def _hides(self, text: str) -> bool:
+        """Whether a string under a secret-looking key is replaced (not empty, a marker, allowed)."""
+        return bool(text) and not is_marker(text) and text not in self._allow
+
     def _under_secret_key(self, key: str, item: Any, numeric: bool, depth: int) -> Any:
         if depth > 32:
             return marker("too_deep")
         if isinstance(item, str):
-            if not item or is_marker(item) or item in self._allow:
-                return item
-            return self._key_marker(key)
+            return self._key_marker(key) if self._hides(item) else item
         if item is None or isinstance(item, bool):
             return item
         if isinstance(item, (int, float)):
@@ -858,26 +868,30 @@ class Redactor:
         if len(low) != len(text):  # case folding changed lengths: scan it all
             return _KEYED_RE.sub(self._replace, text)
         starts: set[int] = set()
+        words: list[int] = []  # where each key word is (for _keyed_line)
         for word in _KEY_NEEDLES:
             i = low.find(word)
             while i != -1:
+                words.append(i)
                 line = text.rfind("\n", 0, i) + 1
                 if line not in starts and _secret_key_at(text, i, len(word)):
                     starts.add(line)
                 i = low.find(word, i + 1)
         if not starts:
             return text
+        words.sort()
         out, last = [], 0
         for line in sorted(starts):
             end = text.find("\n", line)
             end = len(text) if end == -1 else end
             out.append(text[last:line])
-            out.append(self._keyed_line(text[line:end], low[line:end]))
+            at = words[bisect.bisect_left(words, line) : bisect.bisect_left(words, end)]
+            out.append(self._keyed_line(text[line:end], low[line:end], [i - line for i in at]))
             last = end
         out.append(text[last:])
         return "".join(out)
 
-    def _keyed_line(self, line: str, low: str) -> str:
+    def _keyed_line(self, line: str, low: str, words: list[int] | None = None) -> str:
         """``_KEYED_RE.sub(self._replace, line)``, with the regex searched only from near key words.
 
         Python's ``re`` tries every alternative at every position (≈ 14 µs for a 100-character
@@ -890,13 +904,17 @@ class Redactor:
         ``ſ``, ``K``, ``ı``) take the plain ``sub``."""
         if not line.isascii():
             return _KEYED_RE.sub(self._replace, line)
+        if words is None:  # where each key word is
+            words = []
+            for word in _KEY_NEEDLES:
+                i = low.find(word)
+                while i != -1:
+                    words.append(i)
+                    i = low.find(word, i + 1)
         windows: list[tuple[int, int]] = []  # (key word position, earliest start of a match)
-        for word in _KEY_NEEDLES:
-            i = low.find(word)
-            while i != -1:
-                run = _SPACED_KEY_RUN.match(line[max(0, i - 64) : i][::-1]).end()  # type: ignore[union-attr]
-                windows.append((i, max(0, i - run - 4)))
-                i = low.find(word, i + 1)
+        for i in words:
+            run = _SPACED_KEY_RUN.match(line[max(0, i - 64) : i][::-1]).end()  # type: ignore[union-attr]
+            windows.append((i, max(0, i - run - 4)))
         i = line.find("<redacted:")
         while i != -1:
             windows.append((i, i))

@@ -256,3 +256,23 @@ def test_key_rules_searched_near_key_words_find_what_a_scan_of_the_line_finds(te
 
     for line in text.split("\n"):
         assert FAST._keyed_line(line, line.lower()) == _KEYED_RE.sub(FAST._replace, line)
+
+
+@SETTINGS
+@given(st.lists(st.one_of(texts, keyed_texts), min_size=1, max_size=4).map("\n".join))
+def test_key_rules_on_the_lines_of_a_text_as_on_each_line_alone(text):
+    from otel_agent_trace.redaction import _KEY_NEEDLES, _KEYED_RE, _secret_key_at
+
+    low = text.lower()
+    if len(low) != len(text):
+        return
+    selected = set()
+    for word in _KEY_NEEDLES:
+        i = low.find(word)
+        while i != -1:
+            if _secret_key_at(text, i, len(word)):
+                selected.add(text.count("\n", 0, i))
+            i = low.find(word, i + 1)
+    lines = text.split("\n")
+    expected = "\n".join(_KEYED_RE.sub(FAST._replace, x) if n in selected else x for n, x in enumerate(lines))
+    assert FAST._keyed_lines(text, low) == expected
