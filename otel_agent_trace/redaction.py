@@ -709,17 +709,19 @@ class Redactor:
                 red = self._fresh_text(value[:head_len])
                 # Unredacted leftovers of a secret cut at head_len lie in red's last `margin` chars.
                 if len(red) - margin >= limit:
-                    return self._recheck_tail(_cut(red, limit, total=len(value), consumed=head_len))
+                    return self._cut_and_recheck(red, limit, len(value) - head_len)
                 head_len *= 4
-            return self._recheck_tail(_cut(self._text(value), limit))
+            return self._cut_and_recheck(self._text(value), limit, 0)
         except Exception as exc:
             report_once(f"redact.error:{type(exc).__name__}", "otel-agent-trace: redaction failed: %r", exc)
             return marker("error")
 
-    def _recheck_tail(self, text: str) -> str:
-        """A cut is a new context for the rules near it (all within a line): redact that line again."""
-        i = text.rfind("\n") + 1
-        return text[:i] + self._fresh_text(text[i:])
+    def _cut_and_recheck(self, text: str, limit: int, unread: int) -> str:
+        """``text`` cut by :func:`_cut_at` (``unread`` more characters left out), with the line of the
+        cut redacted again: a cut is a new context for the rules near it (all within a line)."""
+        cut, suffix = _cut_at(text, limit, unread)
+        i = text.rfind("\n", 0, cut) + 1
+        return text[:i] + self._fresh_text(text[i:cut] + suffix)
 
     def _pair(self, key: Any, item: Any) -> tuple[Any, Any]:
         """One ``key: item`` of a dict, as :meth:`_value` redacts it inside the dict."""
@@ -1055,18 +1057,17 @@ def _flag_values(items: list[Any], allow: frozenset[str]) -> None:
 _SCHEME_ONLY = re.compile(r"(?i:bearer|basic|token|digest)")
 
 
-def _cut(text: str, limit: int, total: int | None = None, consumed: int | None = None) -> str:
-    """The first ``limit`` characters, not ending inside a marker, with what was left out said."""
-    if len(text) <= limit and total is None:
-        return text
+def _cut_at(text: str, limit: int, unread: int = 0) -> tuple[int, str]:
+    """Where to cut ``text`` to about ``limit`` characters (not inside a marker), and what to add
+    to say what was left out (``unread`` more characters were never in ``text``)."""
     cut = min(limit, len(text))
     opened = text.rfind("<", max(0, cut - 130), cut)
     if opened != -1:
         whole = _MARKER_SUB.match(text, opened)
         if whole is not None and whole.end() > cut:
             cut = whole.end()
-    rest = (len(text) - cut) + ((total or 0) - (consumed or 0))
-    return text[:cut] + (f"…[+{rest} chars]" if rest > 0 else "")
+    rest = len(text) - cut + unread
+    return cut, (f"…[+{rest} chars]" if rest > 0 else "")
 
 
 # --- the process-wide redactor -------------------------------------------------------------
