@@ -42,6 +42,7 @@ from collections.abc import Iterable, Mapping
 from operator import is_
 from typing import Any
 
+from otel_agent_trace import session_format as fmt
 from otel_agent_trace._internal.guard import report_once
 
 SECRET_NAME_WORDS = (
@@ -695,8 +696,6 @@ class Redactor:
             if not isinstance(value, str):
                 if value is None or isinstance(value, (bool, int, float)):
                     return value
-                from otel_agent_trace import session_format as fmt
-
                 text = fmt.dumps_canonical(value).decode("utf-8", "replace")
                 if len(text) <= limit:
                     return self._value(value, 0)  # short: keep the structure
@@ -706,22 +705,32 @@ class Redactor:
             margin = max(128, self._max_secret + 16)
             head_len = limit + margin + 64
             while head_len < len(value):
-                red = self._fresh_text(value[:head_len])
+                red, clean = self._checked_text(value[:head_len])
                 # Unredacted leftovers of a secret cut at head_len lie in red's last `margin` chars.
                 if len(red) - margin >= limit:
-                    return self._cut_and_recheck(red, limit, len(value) - head_len)
+                    return self._cut_and_recheck(red, limit, len(value) - head_len, clean)
                 head_len *= 4
-            return self._cut_and_recheck(self._text(value), limit, 0)
+            return self._cut_and_recheck(self._text(value), limit, 0, False)
         except Exception as exc:
             report_once(f"redact.error:{type(exc).__name__}", "otel-agent-trace: redaction failed: %r", exc)
             return marker("error")
 
-    def _cut_and_recheck(self, text: str, limit: int, unread: int) -> str:
+    def _cut_and_recheck(self, text: str, limit: int, unread: int, clean: bool) -> str:
         """``text`` cut by :func:`_cut_at` (``unread`` more characters left out), with the line of the
-        cut redacted again: a cut is a new context for the rules near it (all within a line)."""
+        cut redacted again: a cut is a new context for the rules near it (all within a line).
+
+        When the prefilter found nothing in the text before it was cut (``clean``), a piece of it
+        holds no token's needle, no key word before a separator, no flag with its value, no user
+        info, no Bearer: cutting cannot make a rule match, but for the home prefix, which may now
+        end the line (``/rootfs`` cut to ``/root``)."""
         cut, suffix = _cut_at(text, limit, unread)
         i = text.rfind("\n", 0, cut) + 1
-        return text[:i] + self._fresh_text(text[i:cut] + suffix)
+        tail = text[i:cut] + suffix
+        if not clean:
+            return text[:i] + self._fresh_text(tail)
+        if self._home_re is not None and len(tail) >= 5 and self._home in tail:
+            tail = self._home_re.sub("~", tail)
+        return text[:i] + tail
 
     def _pair(self, key: Any, item: Any) -> tuple[Any, Any]:
         """One ``key: item`` of a dict, as :meth:`_value` redacts it inside the dict."""
@@ -758,8 +767,6 @@ class Redactor:
             return out_list if isinstance(value, list) else tuple(out_list)
         if isinstance(value, (bytes, bytearray, memoryview)):
             return value  # written as a size and hash, never as content
-        from otel_agent_trace import session_format as fmt
-
         converted = fmt._default(value)
         if converted is value:
             return marker("object")
@@ -813,8 +820,12 @@ class Redactor:
     def _fresh_text(self, text: str) -> str:
         """``text`` redacted, without the memo (for text that does not come again: the head of a
         preview, where it was cut)."""
+        return self._checked_text(text)[0]
+
+    def _checked_text(self, text: str) -> tuple[str, bool]:
+        """``text`` redacted without the memo, and whether the prefilter found it clean."""
         if len(text) < 5 and not self._user:
-            return text
+            return text, False
         clean = False
         prefilter = self._prefilter
         if prefilter is not None and not self._user:
@@ -824,15 +835,15 @@ class Redactor:
                 clean = False
         if clean:  # no rule would change it (see _PREFILTER_STATIC), but the home prefix
             if self._home_re is not None and self._home in text:
-                return self._home_re.sub("~", text)
-            return text
+                return self._home_re.sub("~", text), True
+            return text, True
         out = text
         for _ in range(4):  # a replacement changes its neighbours' context: repeat until stable
             before = out
             out, settled = self._once(out)
             if settled or out == before:
                 break
-        return out
+        return out, False
 
     def _once(self, text: str) -> tuple[str, bool]:
         """One pass of every rule, each only when the text holds what it needs; and whether the
