@@ -25,11 +25,13 @@ secrets are re-read whenever a secret-looking variable is added, removed or chan
 on each call), so keys an agent loads from ``.env`` after start-up are redacted too.
 
 Cost: one RE2 pass first says whether a text holds anything any rule would change (most text
-does not; see ``_PREFILTER_STATIC``). Otherwise each rule runs only on text that holds what it
-needs (substring checks first; Python's ``re`` is slow on alternations), the key rules only on
-lines where a secret-looking key meets its separator; strings, attribute pairs and key markers
-are remembered in bounded memos. A pass is repeated until nothing changes, since a replacement
-changes its neighbours' context.
+does not; see ``_PREFILTER_STATIC``); a span's new attribute strings take one pass together.
+Otherwise each rule runs only on text that holds what it needs (substring checks first; Python's
+``re`` is slow on alternations), the key rules only on lines where a secret-looking key meets its
+separator, searched from near their key words; keys are judged once, and strings, attribute
+pairs and key markers are remembered in bounded memos. A pass is repeated until nothing changes,
+since a replacement changes its neighbours' context. Every shortcut is tested to give what the
+rules alone give (``tests/privacy/test_redaction_prefilter.py``).
 """
 
 from __future__ import annotations
