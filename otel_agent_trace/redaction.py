@@ -451,8 +451,14 @@ class Redactor:
             self._env_items = self._secret_env()
             self._snapshot_raw()
             names: dict[str, str] = {}
+            home = self._home
             for name, value in self._env_items:
                 names.setdefault(value, name)
+                # A path under the home directory, in either spelling (the home prefix becomes ~).
+                if home and value.startswith("~/"):
+                    names.setdefault(home + value[1:], name)
+                elif home and value.startswith(home + "/"):
+                    names.setdefault("~" + value[len(home) :], name)
             self._env_names = names
             values = sorted(names, key=len, reverse=True)
             self._max_secret = max((len(v) for v in values), default=0)

@@ -33,6 +33,17 @@ def test_env_secret_values_anywhere_with_their_name(r):
     assert r.redact_text("prefixtok_9f8e7d6c5b4asuffix") == "prefix<redacted:env:MY_SERVICE_TOKEN>suffix"
 
 
+@pytest.mark.parametrize("value", ["~/keys/sa.json", HOME + "/keys/sa.json"])
+@pytest.mark.parametrize("prefilter", [True, False])
+def test_an_env_secret_under_home_in_either_spelling(value, prefilter):
+    # Once the home prefix became "~" the value would match only on a second pass (not idempotent).
+    r = Redactor(env={"GOOGLE_APPLICATION_CREDENTIALS": value}, home=HOME, prefilter=prefilter)
+    for text in (f"creds at {HOME}/keys/sa.json", "creds at ~/keys/sa.json"):
+        out = r.redact_text(text)
+        assert out == "creds at <redacted:env:GOOGLE_APPLICATION_CREDENTIALS>"
+        assert r.redact_text(out) == out
+
+
 def test_env_values_that_are_not_secrets_are_kept(r):
     text = "abc12 vim-sensible-defaults /tmp/ssh-XXXX/agent.1 session-20260101-000000-abcdef12"
     assert r.redact_text(text) == text
