@@ -625,15 +625,7 @@ class Redactor:
                     shown = self._under_secret_key(key, value, state == 2, 0)
                     out[key] = list(shown) if type(shown) is list else shown
                 continue
-            pair = (key, kind, tuple(value) if kind is list else value)
-            try:
-                hit = cache.get(pair)
-            except TypeError:  # unhashable items: no memo
-                pair, hit = None, None
-            if hit is None:
-                hit = self._pair(key, value)
-                if pair is not None:
-                    _remember(cache, pair, hit, 8192)
+            hit = self._memoised_pair(key, value, (key, kind, tuple(value) if kind is list else value))
             shown = hit[1]
             out[hit[0]] = list(shown) if type(shown) is list else shown  # a copy: never shared
         if new is None:
@@ -661,7 +653,6 @@ class Redactor:
 
     def _memoised_attributes(self, attributes: Mapping[str, Any]) -> dict[str, Any]:
         """:meth:`_attributes` with no prefilter (user patterns, or no RE2): each pair memoised."""
-        cache = self._pairs
         out: dict[str, Any] = {}
         for key, value in attributes.items():
             kind = type(value)
@@ -673,18 +664,22 @@ class Redactor:
                     out[key] = self._under_secret_key(key, value, state == 2, 0) if state else value
                     continue
             # A str by its value (most attributes), a sequence (headers, args) by its items.
-            pair: Any = (key, value) if kind is str else (key, kind, tuple(value) if kind is list else value)
-            try:
-                hit = cache.get(pair)
-            except TypeError:  # unhashable items: no memo
-                pair, hit = None, None
-            if hit is None:
-                hit = self._pair(key, value)
-                if pair is not None:
-                    _remember(cache, pair, hit, 8192)
+            pair = (key, value) if kind is str else (key, kind, tuple(value) if kind is list else value)
+            hit = self._memoised_pair(key, value, pair)
             shown = hit[1]
             out[hit[0]] = list(shown) if type(shown) is list else shown  # a copy: never shared
         return out
+
+    def _memoised_pair(self, key: Any, value: Any, pair: Any) -> tuple[Any, Any]:
+        """:meth:`_pair` of ``key: value``, remembered under ``pair`` (unless it is unhashable)."""
+        try:
+            hit = self._pairs.get(pair)
+        except TypeError:  # unhashable items: no memo
+            return self._pair(key, value)
+        if hit is None:
+            hit = self._pair(key, value)
+            _remember(self._pairs, pair, hit, 8192)
+        return hit
 
     def _key_state(self, key: Any) -> int:
         """For :meth:`_attributes`: 0 a plain key, 1 a secret-looking one, 2 one whose
