@@ -426,6 +426,8 @@ class Redactor:
         self._pairs: dict[Any, tuple[Any, Any]] = {}
         self._key_markers: dict[str, str] = {}
         self._key_states: dict[Any, int] = {}  # key -> _key_state(key)
+        self._seen: dict[str, dict[str, str]] = {}  # plain key -> its texts -> shown (_see)
+        self._seen_count = 0
         self._misses: dict[str, int] = {}  # key -> how many of its strings were new
         self._volatile: dict[str, bool] = {}  # keys whose strings keep being new: not memoised
 
@@ -588,29 +590,28 @@ class Redactor:
         clean = self._prefilter
         if clean is None or self._user:
             return self._memoised_attributes(attributes)
-        cache = self._pairs
+        seen = self._seen
         states = self._key_states
-        volatile = self._volatile
         out: dict[str, Any] = {}
-        new: list[tuple[str, str, Any]] | None = None  # (key, text, memo key or None)
+        new: list[tuple[str, str]] | None = None
         for key, value in attributes.items():
+            kind = type(value)
+            if kind is str:  # most: a value this key had before
+                texts = seen.get(key)
+                if texts is not None:
+                    shown = texts.get(value)
+                    if shown is not None:
+                        out[key] = shown
+                        continue
             state = states.get(key)
             if state is None:
                 state = self._key_state(key)
-            kind = type(value)
             if state == 0:
                 if kind is str:
-                    pair: Any = None
-                    if key not in volatile:
-                        pair = (key, value)
-                        hit = cache.get(pair)
-                        if hit is not None:
-                            out[key] = hit[1]
-                            continue
                     if new is None:
-                        new = [(key, value, pair)]
+                        new = [(key, value)]
                     else:
-                        new.append((key, value, pair))
+                        new.append((key, value))
                     out[key] = value  # its place in the order
                     continue
                 if value is None or kind in _SCALARS:
@@ -631,11 +632,11 @@ class Redactor:
         if new is None:
             return out
         try:
-            ok = clean(new[0][1] if len(new) == 1 else "\n".join([text for _, text, _ in new]))
+            ok = clean(new[0][1] if len(new) == 1 else "\n".join([text for _, text in new]))
         except UnicodeEncodeError:  # a lone surrogate: RE2 reads UTF-8; the rules take it
             ok = False
         home, home_re = self._home, self._home_re
-        for key, text, pair in new:
+        for key, text in new:
             if not ok:
                 shown = self._pair(key, text)[1]
             elif home_re is not None and len(text) >= 5 and home in text:
@@ -643,13 +644,29 @@ class Redactor:
             else:
                 shown = text
             out[key] = shown
-            if pair is not None:
-                _remember(cache, pair, (key, shown), 8192)
-                misses = self._misses.get(key, 0) + 1
-                _remember(self._misses, key, misses, 4096)
-                if misses >= 256:  # not just a few values, each seen again (paths)
-                    _remember(volatile, key, True, 1024)
+            self._see(key, text, shown)
         return out
+
+    def _see(self, key: str, text: str, shown: str) -> None:
+        """Remember how ``text`` under the plain key ``key`` is shown: in all at most 8192 texts
+        of up to 1 KB; a key whose texts keep being new (256 of them: ids, URLs) is not
+        remembered at all, so that the memo holds what comes again."""
+        if key in self._volatile or len(text) > 1024:
+            return
+        misses = self._misses.get(key, 0) + 1
+        _remember(self._misses, key, misses, 4096)
+        if misses >= 256:
+            _remember(self._volatile, key, True, 1024)
+            self._seen.pop(key, None)
+            return
+        if self._seen_count >= 8192:
+            self._seen.clear()
+            self._seen_count = 0
+        texts = self._seen.get(key)
+        if texts is None:
+            texts = self._seen[key] = {}
+        texts[text] = shown
+        self._seen_count += 1
 
     def _memoised_attributes(self, attributes: Mapping[str, Any]) -> dict[str, Any]:
         """:meth:`_attributes` with no prefilter (user patterns, or no RE2): each pair memoised."""
