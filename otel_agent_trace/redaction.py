@@ -593,7 +593,8 @@ class Redactor:
         seen = self._seen
         states = self._key_states
         out: dict[str, Any] = {}
-        new: list[tuple[str, str]] | None = None
+        new: list[tuple[str, str]] | None = None  # new strings: shown after the loop, checked at once
+        renamed = False
         for key, value in attributes.items():
             kind = type(value)
             if kind is str:  # most: a value this key had before
@@ -629,8 +630,11 @@ class Redactor:
             hit = self._memoised_pair(key, value, (key, kind, tuple(value) if kind is list else value))
             shown = hit[1]
             out[hit[0]] = list(shown) if type(shown) is list else shown  # a copy: never shared
+            renamed = renamed or hit[0] != key
         if new is None:
             return out
+        if renamed:  # a key shown as another key may be (`$HOME` and `~`): the later one wins
+            return self._memoised_attributes(attributes)
         try:
             ok = clean(new[0][1] if len(new) == 1 else "\n".join([text for _, text in new]))
         except UnicodeEncodeError:  # a lone surrogate: RE2 reads UTF-8; the rules take it
