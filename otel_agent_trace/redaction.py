@@ -428,8 +428,7 @@ class Redactor:
         self._key_states: dict[Any, int] = {}  # key -> _key_state(key)
         self._seen: dict[str, dict[str, str]] = {}  # plain key -> its texts -> shown (_see)
         self._seen_count = 0
-        self._misses: dict[str, int] = {}  # key -> how many of its strings were new
-        self._volatile: dict[str, bool] = {}  # keys whose strings keep being new: not memoised
+        self._misses: dict[str, int] = {}  # key -> how many of its strings were new (to 256)
 
     def _secret_env(self) -> tuple[tuple[str, str], ...]:
         items = []
@@ -618,14 +617,9 @@ class Redactor:
                 if value is None or kind in _SCALARS:
                     out[key] = value
                     continue
-            elif state > 0:  # a header, a token: replaced whole (as _under_secret_key does)
-                if kind is str:
-                    out[key] = self._key_marker(key) if self._hides(value) else value
-                elif (kind is tuple or kind is list) and all(type(i) is str for i in value):
-                    out[key] = [self._key_marker(key) if self._hides(i) else i for i in value]
-                else:
-                    shown = self._under_secret_key(key, value, state == 2, 0)
-                    out[key] = list(shown) if type(shown) is list else shown
+            elif state > 0:  # a header, a token: replaced whole, whatever its text
+                shown = self._under_secret_key(key, value, state == 2, 0)
+                out[key] = list(shown) if type(shown) is list else shown
                 continue
             hit = self._memoised_pair(key, value, (key, kind, tuple(value) if kind is list else value))
             shown = hit[1]
@@ -639,14 +633,11 @@ class Redactor:
             ok = clean(new[0][1] if len(new) == 1 else "\n".join([text for _, text in new]))
         except UnicodeEncodeError:  # a lone surrogate: RE2 reads UTF-8; the rules take it
             ok = False
-        home, home_re = self._home, self._home_re
         for key, text in new:
             if not ok:
                 shown = self._pair(key, text)[1]
-            elif home_re is not None and len(text) >= 5 and home in text:
-                shown = home_re.sub("~", text)
             else:
-                shown = text
+                shown = self._home_prefix(text)
             out[key] = shown
             self._see(key, text, shown)
         return out
@@ -655,12 +646,11 @@ class Redactor:
         """Remember how ``text`` under the plain key ``key`` is shown: in all at most 8192 texts
         of up to 1 KB; a key whose texts keep being new (256 of them: ids, URLs) is not
         remembered at all, so that the memo holds what comes again."""
-        if key in self._volatile or len(text) > 1024:
+        misses = self._misses.get(key, 0)
+        if misses >= 256 or len(text) > 1024:
             return
-        misses = self._misses.get(key, 0) + 1
-        _remember(self._misses, key, misses, 4096)
-        if misses >= 256:
-            _remember(self._volatile, key, True, 1024)
+        _remember(self._misses, key, misses + 1, 4096)
+        if misses + 1 >= 256:
             self._seen.pop(key, None)
             return
         if self._seen_count >= 8192:
@@ -750,11 +740,7 @@ class Redactor:
         cut, suffix = _cut_at(text, limit, unread)
         i = text.rfind("\n", 0, cut) + 1
         tail = text[i:cut] + suffix
-        if not clean:
-            return text[:i] + self._fresh_text(tail)
-        if self._home_re is not None and len(tail) >= 5 and self._home in tail:
-            tail = self._home_re.sub("~", tail)
-        return text[:i] + tail
+        return text[:i] + (self._home_prefix(tail) if clean else self._fresh_text(tail))
 
     def _pair(self, key: Any, item: Any) -> tuple[Any, Any]:
         """One ``key: item`` of a dict, as :meth:`_value` redacts it inside the dict."""
@@ -809,8 +795,13 @@ class Redactor:
             return item
         if isinstance(item, (int, float)):
             return self._key_marker(key) if numeric else item
-        if isinstance(item, (list, tuple)):
-            return [self._under_secret_key(key, i, numeric, depth + 1) for i in item]
+        if isinstance(item, (list, tuple)):  # (headers: strings, told apart without recursion)
+            return [
+                (self._key_marker(key) if self._hides(i) else i)
+                if type(i) is str
+                else self._under_secret_key(key, i, numeric, depth + 1)
+                for i in item
+            ]
         if isinstance(item, dict):  # credentials: {...}: every leaf
             return {
                 (self._text(k) if isinstance(k, str) else k): self._under_secret_key(key, v, True, depth + 1)
@@ -858,9 +849,7 @@ class Redactor:
             except UnicodeEncodeError:  # a lone surrogate: RE2 reads UTF-8; the rules take it
                 clean = False
         if clean:  # no rule would change it (see _PREFILTER_STATIC), but the home prefix
-            if self._home_re is not None and self._home in text:
-                return self._home_re.sub("~", text), True
-            return text, True
+            return self._home_prefix(text), True
         out = text
         for _ in range(4):  # a replacement changes its neighbours' context: repeat until stable
             before = out
@@ -868,6 +857,12 @@ class Redactor:
             if settled or out == before:
                 break
         return out, False
+
+    def _home_prefix(self, text: str) -> str:
+        """Clean ``text`` as redaction shows it: the home prefix replaced (not in text under 5)."""
+        if self._home_re is None or len(text) < 5 or self._home not in text:
+            return text
+        return self._home_re.sub("~", text)
 
     def _once(self, text: str) -> tuple[str, bool]:
         """One pass of every rule, each only when the text holds what it needs; and whether the
