@@ -67,8 +67,7 @@ def _instrumentors(config: str, provider, tmp: str) -> list:
         return OpenAIInstrumentor()
 
     if config == "ours+session":
-        from opentelemetry.exporter.agent_session import SessionSpanProcessor, start_session
-
+        from otel_agent_trace.recording import SessionSpanProcessor, start_session
         from otel_agent_trace.settings import Settings
 
         settings = Settings(directory=Path(tmp), write_zip=False)

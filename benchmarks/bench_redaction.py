@@ -30,12 +30,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from opentelemetry.exporter.agent_session import SessionRecorder, redact_span
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.trace import SpanKind
 
 from otel_agent_trace._internal import sink
+from otel_agent_trace.recording import SessionRecorder, redact_span
 from otel_agent_trace.redaction import get_redactor, reset_redactor
 from otel_agent_trace.settings import Settings
 

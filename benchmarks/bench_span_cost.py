@@ -26,11 +26,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import orjson
-from opentelemetry.exporter.agent_session import SessionRecorder, SessionSpanProcessor
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
 from otel_agent_trace._internal import sink
+from otel_agent_trace.recording import SessionRecorder, SessionSpanProcessor
 from otel_agent_trace.settings import Settings
 
 ATTRIBUTES = {
@@ -118,8 +118,7 @@ class InlineProcessor(SpanProcessor):
     fork handling and flusher of the real one. The lower bound of that feature set in Python."""
 
     def __init__(self, path: Path):
-        from opentelemetry.exporter.agent_session._recorder import layer_of
-
+        from otel_agent_trace.recording.recorder import layer_of
         from otel_agent_trace.redaction import get_redactor
 
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)

@@ -62,10 +62,10 @@ class AgentTraceConfigurator(_OTelSDKConfigurator):
     """The SDK configurator with the session processor and a redacting wrapper for exporters."""
 
     def _configure(self, **kwargs):
-        from opentelemetry.exporter.agent_session import session_processor_for
-        from opentelemetry.exporter.agent_session._processor import ensure_session_processor
         from opentelemetry.trace import get_tracer_provider
+
+        from otel_agent_trace.recording import add_session_processor, session_processor_for
 
         kwargs.setdefault("export_span_processor", session_processor_for)
         super()._configure(**kwargs)
-        ensure_session_processor(get_tracer_provider())
+        add_session_processor(get_tracer_provider())

@@ -777,7 +777,7 @@ class Redactor:
             return out_list if isinstance(value, list) else tuple(out_list)
         if isinstance(value, (bytes, bytearray, memoryview)):
             return value  # written as a size and hash, never as content
-        converted = fmt._default(value)
+        converted = fmt.json_default(value)
         if converted is value:
             return marker("object")
         return self._value(converted, depth + 1)

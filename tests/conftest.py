@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 from opentelemetry import trace
-from opentelemetry.exporter.agent_session import SessionSpanProcessor, stop_active
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import otel_agent_trace as oat
+from otel_agent_trace.recording import SessionSpanProcessor, stop_active
 from otel_agent_trace.settings import Settings
 
 _MEMORY = InMemorySpanExporter()

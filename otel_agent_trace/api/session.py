@@ -16,9 +16,9 @@ def configure(settings: Settings | None = None) -> trace.TracerProvider:
     """Make sure spans are recorded: with no SDK TracerProvider set up yet, set one up with the
     session processor; with one already set up (by hand or by ``opentelemetry-instrument``), add
     the session processor to it unless it is there. Returns the provider."""
-    from opentelemetry.exporter.agent_session import SessionSpanProcessor
-    from opentelemetry.exporter.agent_session._processor import ensure_session_processor
     from opentelemetry.sdk.trace import TracerProvider
+
+    from otel_agent_trace.recording import SessionSpanProcessor, add_session_processor
 
     provider = trace.get_tracer_provider()
     if not isinstance(provider, TracerProvider):
@@ -27,7 +27,7 @@ def configure(settings: Settings | None = None) -> trace.TracerProvider:
         provider._agent_trace_recording = True  # type: ignore[attr-defined]
         trace.set_tracer_provider(provider)
         provider = trace.get_tracer_provider()
-    ensure_session_processor(provider)
+    add_session_processor(provider)
     return provider  # type: ignore[return-value]
 
 
@@ -67,7 +67,7 @@ class Session:
         self.zip_paths: list[str] = []
 
     def start(self) -> Session:
-        from opentelemetry.exporter.agent_session import start_session
+        from otel_agent_trace.recording import start_session
 
         configure()
         self._recorder = start_session(self.settings, name=self.name, metadata=self.metadata)

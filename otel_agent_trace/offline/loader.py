@@ -3,77 +3,19 @@ from a file: JSON only, no pickle."""
 
 from __future__ import annotations
 
-import io
 import os
 import warnings
 import zipfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+import zlib
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import orjson
 
 from otel_agent_trace import session_format as fmt
-
-
-@contextmanager
-def _open_events(path: Path) -> Iterator[tuple[IO[bytes], str]]:
-    """The session tree stream of a JSONL file or a session ZIP, with a name for messages."""
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no such session file")
-    is_zip = zipfile.is_zipfile(path)
-    if not is_zip and _starts_like_zip(path):
-        raise fmt.SessionFormatError(path, None, "truncated or corrupt ZIP (no central directory)")
-    if is_zip:
-        try:
-            zf = zipfile.ZipFile(path)
-        except (zipfile.BadZipFile, OSError) as exc:
-            raise fmt.SessionFormatError(path, None, f"not a readable ZIP ({exc})") from None
-        with zf:
-            if fmt.ZIP_EVENTS not in zf.namelist():
-                raise fmt.SessionFormatError(path, None, f"ZIP has no {fmt.ZIP_EVENTS}")
-            try:
-                with zf.open(fmt.ZIP_EVENTS) as member:
-                    yield io.BufferedReader(member, 1 << 20), f"{path}!{fmt.ZIP_EVENTS}"  # type: ignore[arg-type]
-            except (zipfile.BadZipFile, EOFError, zlib_error()) as exc:
-                raise fmt.SessionFormatError(
-                    path, None, f"corrupt ZIP member {fmt.ZIP_EVENTS} ({exc})"
-                ) from None
-    else:
-        with open(path, "rb") as stream:
-            yield stream, str(path)
-
-
-def _starts_like_zip(path: Path) -> bool:
-    with open(path, "rb") as stream:
-        return stream.read(4) == b"PK\x03\x04"
-
-
-def zlib_error() -> type[Exception]:
-    import zlib
-
-    return zlib.error
-
-
-def iter_entries(
-    path: str | os.PathLike[str], issues: list[fmt.ReadIssue] | None = None, *, strict: bool = False
-) -> Iterator[dict[str, Any]]:
-    """Stream the entries of a session file or ZIP, one line in memory at a time.
-
-    A torn last line is skipped (and noted in ``issues``); any other bad line raises
-    :class:`~otel_agent_trace.session_format.SessionFormatError` naming the file and line, unless
-    ``issues`` is given and ``strict`` is false, then it is skipped and noted.
-    """
-    path = Path(path)
-    with _open_events(path) as (stream, name):
-        try:
-            for _, entry in fmt.iter_lines(stream, name, issues=issues, strict=strict):
-                yield entry
-        except (zipfile.BadZipFile, EOFError, zlib_error()) as exc:
-            raise fmt.SessionFormatError(path, None, f"corrupt ZIP ({exc})") from None
+from otel_agent_trace.session_format import iter_entries
 
 
 class SessionReadWarning(UserWarning):
@@ -167,7 +109,7 @@ class LoadedSession:
                 if member in names:
                     try:
                         setattr(self, attr, orjson.loads(zf.read(member)))
-                    except (orjson.JSONDecodeError, zipfile.BadZipFile, zlib_error()) as exc:
+                    except (orjson.JSONDecodeError, zipfile.BadZipFile, zlib.error) as exc:
                         raise fmt.SessionFormatError(self.path, None, f"{member}: {exc}") from None
 
     # --- DevDuck's API -------------------------------------------------------------------------
@@ -214,37 +156,17 @@ class LoadedSession:
         """Whether the recording was stopped properly (``False`` for a killed process)."""
         return self._end() is not None
 
-    @property
+    @cached_property
     def snapshots(self) -> list[dict[str, Any]]:
+        """DevDuck-shaped snapshots (:func:`otel_agent_trace.session_format.views.snapshot_view`):
+        the same from a session's ``.jsonl`` and from its ``.zip``."""
         if self._zip_snapshots is not None:
             return self._zip_snapshots
-        return [self._snapshot_view(e) for e in self.events if e.type == fmt.SNAPSHOT]
-
-    def _snapshot_view(self, event: Event) -> dict[str, Any]:
-        data = event.data
-        messages = [self._message_view(i) for i in data.get("message_ids") or ()]
-        return {
-            "timestamp": event.timestamp_ns / 1e9,
-            "snapshot_id": data.get("snapshot_id"),
-            "agent_messages_count": len(messages),
-            "tools_loaded": data.get("tools_loaded") or [],
-            "system_prompt_hash": data.get("system_prompt_sha256"),
-            "cwd": data.get("cwd"),
-            "agent_messages": messages,
-            "system_prompt": data.get("system_prompt"),
-            "last_query": data.get("last_query"),
-            "last_result": data.get("last_result"),
-            "model_info": data.get("model_info") or {},
-            "description": data.get("description", ""),
-            "state": data.get("state"),
-        }
+        return fmt.build_snapshots(lambda: (e.data for e in self.events))
 
     def _message_view(self, entry_id: str) -> dict[str, Any]:
         event = self._by_id.get(entry_id)
-        if event is None:
-            return {"role": "unknown", "content": None, "missing": entry_id}
-        skip = {"id", "parent_id", "type", "layer", "ts", "digest", "span_id"}
-        return {k: v for k, v in event.data.items() if k not in skip}
+        return fmt.message_view(None if event is None else event.data, entry_id)
 
     def get_events_by_layer(self, layer: str) -> list[Event]:
         return [e for e in self.events if e.layer == layer]

@@ -6,7 +6,8 @@ from __future__ import annotations
 import threading
 
 import orjson
-from opentelemetry.exporter.agent_session._writer import TierWriter
+
+from otel_agent_trace.recording.writer import TierWriter
 
 
 class _WritesWhileSerialized:
@@ -55,8 +56,7 @@ def test_fsync_mode_writes_the_same_lines(tmp_path):
 def test_a_session_id_taken_on_disk_is_never_reused(tmp_path):
     """Two recorders asked for the same explicit id: the second fails loudly, naming the file,
     and never appends to the first one's file."""
-    from opentelemetry.exporter.agent_session import SessionFileExists, SessionRecorder
-
+    from otel_agent_trace.recording import SessionFileExists, SessionRecorder
     from otel_agent_trace.settings import Settings
 
     settings = Settings(directory=tmp_path)
@@ -78,7 +78,8 @@ def test_a_session_file_exists_only_with_its_root_entry_in_it(tmp_path):
     """A process killed while starting to record (multiprocessing terminates pool workers so)
     must not leave an empty file: the file gets its name once its root line is in it."""
     import orjson
-    from opentelemetry.exporter.agent_session._writer import SessionFileExists, TierWriter
+
+    from otel_agent_trace.recording.writer import SessionFileExists, TierWriter
 
     path = tmp_path / "s.jsonl"
     writer = TierWriter(path, "trace", "abcd0123", root={"type": "session.start", "ts": 1})

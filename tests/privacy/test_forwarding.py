@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from opentelemetry.exporter.agent_session import ShareableSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Link, Status, StatusCode
 
+from otel_agent_trace.recording import ShareableSpanExporter
 from otel_agent_trace.redaction import Redactor
 
 TOKEN = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0" * 2

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import orjson
 import pytest
-from opentelemetry.exporter.agent_session._tiers import file_tier
 
 import otel_agent_trace as oat
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace._internal.genai_spans import record_content
+from otel_agent_trace.recording.tiers import file_tier
 from otel_agent_trace.settings import Settings, SettingsError
 
 SECRET = "sk-proj-" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2"

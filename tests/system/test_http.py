@@ -202,8 +202,9 @@ def test_a_raw_socket_connect_is_an_event(session, http_server):
 def test_the_recorders_own_requests_and_suppressed_exports_are_not_recorded(
     session, memory_exporter, http_server
 ):
-    from opentelemetry.exporter.agent_session._forwarding import ShareableSpanExporter
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    from otel_agent_trace.recording.forwarding import ShareableSpanExporter
 
     with oat.tool("quiet_net"):
         with own_io():

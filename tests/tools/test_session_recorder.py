@@ -11,10 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from opentelemetry.exporter.agent_session import stop_active
 
 import otel_agent_trace as oat
 from otel_agent_trace import session_format as fmt
+from otel_agent_trace.recording import stop_active
 from otel_agent_trace.settings import Settings, set_settings
 from otel_agent_trace.tools import SESSION_RECORDER_SCHEMA, session_recorder
 from tests.context.helpers import by_name, spans_of

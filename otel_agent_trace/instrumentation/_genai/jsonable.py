@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from otel_agent_trace.session_format.messages import text_of  # noqa: F401 (re-exported)
+
 _SCALARS = (str, int, float, bool, type(None))
 
 
@@ -39,22 +41,3 @@ def jsonable(value: Any, depth: int = 0) -> Any:
         except TypeError:
             pass
     return repr(value)
-
-
-def text_of(content: Any) -> str | None:
-    """The text of a message content (a string, or a list of text parts of any of the SDKs)."""
-    if content is None:
-        return None
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = []
-        for part in content:
-            if isinstance(part, str):
-                texts.append(part)
-            elif isinstance(part, dict):
-                text = part.get("text")
-                if isinstance(text, str):
-                    texts.append(text)
-        return "".join(texts) if texts else None
-    return None

@@ -6,6 +6,7 @@ from typing import Any
 
 from otel_agent_trace import semconv
 from otel_agent_trace.instrumentation._genai.jsonable import is_given
+from otel_agent_trace.session_format.messages import parse_arguments  # noqa: F401 (re-exported)
 
 _NUMERIC = (
     ("temperature", semconv.GEN_AI_REQUEST_TEMPERATURE),
@@ -50,14 +51,3 @@ def stream_flag(kwargs: dict[str, Any]) -> bool:
 def messages_list(value: Any) -> list[Any] | None:
     """The messages when they are a list we may read (never consume a caller's iterator)."""
     return list(value) if isinstance(value, (list, tuple)) else None
-
-
-def parse_arguments(arguments: Any) -> Any:
-    if isinstance(arguments, str):
-        try:
-            import json
-
-            return json.loads(arguments)
-        except ValueError:
-            return arguments
-    return arguments

@@ -14,47 +14,9 @@ from otel_agent_trace.instrumentation._genai.params import (
     request_params,
     stream_flag,
 )
+from otel_agent_trace.session_format.messages import anthropic_to_semconv as to_semconv
 
 PROVIDER = "anthropic"
-
-
-def to_semconv(messages: list[Any]) -> list[dict[str, Any]]:
-    """Anthropic messages as GenAI semconv messages (``role`` + ``parts``)."""
-    out = []
-    for m in messages:
-        if not isinstance(m, dict):
-            continue
-        content = m.get("content")
-        parts: list[dict[str, Any]] = []
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
-        for b in blocks:
-            if not isinstance(b, dict):
-                continue
-            kind = b.get("type")
-            if kind == "text":
-                parts.append({"type": "text", "content": b.get("text")})
-            elif kind == "tool_use":
-                parts.append(
-                    {
-                        "type": "tool_call",
-                        "id": b.get("id"),
-                        "name": b.get("name"),
-                        "arguments": b.get("input"),
-                    }
-                )
-            elif kind == "tool_result":
-                parts.append(
-                    {"type": "tool_call_response", "id": b.get("tool_use_id"), "response": b.get("content")}
-                )
-            elif kind == "thinking":
-                parts.append({"type": "reasoning", "content": b.get("thinking")})
-            else:
-                parts.append({"type": kind or "unknown"})
-        item: dict[str, Any] = {"role": m.get("role", "user"), "parts": parts}
-        if m.get("stop_reason"):
-            item["finish_reason"] = m["stop_reason"]
-        out.append(item)
-    return out
 
 
 def _usage(result: ModelResult, usage: Any) -> None:

@@ -19,9 +19,9 @@ class CoreInstrumentor(BaseInstrumentor):
         return ()
 
     def _instrument(self, **kwargs: Any) -> None:
-        from opentelemetry.exporter.agent_session._processor import ensure_session_processor
+        from otel_agent_trace.recording import add_session_processor
 
-        ensure_session_processor(kwargs.get("tracer_provider") or get_tracer_provider())
+        add_session_processor(kwargs.get("tracer_provider") or get_tracer_provider())
 
     def _uninstrument(self, **kwargs: Any) -> None:
         pass

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from otel_agent_trace.instrumentation._genai.jsonable import jsonable
+from otel_agent_trace.session_format.messages import langchain_to_semconv as to_semconv  # noqa: F401
 
 _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "function"}
 
@@ -49,35 +50,4 @@ def to_dict(message: Any) -> dict[str, Any]:
     call_id = getattr(message, "tool_call_id", None)
     if call_id:
         out["tool_call_id"] = call_id
-    return out
-
-
-def to_semconv(messages: list[Any]) -> list[dict[str, Any]]:
-    out = []
-    for m in messages:
-        if not isinstance(m, dict):
-            continue
-        parts: list[dict[str, Any]] = []
-        content = m.get("content")
-        if m.get("role") == "tool":
-            parts.append({"type": "tool_call_response", "id": m.get("tool_call_id"), "response": content})
-        elif isinstance(content, str):
-            if content:
-                parts.append({"type": "text", "content": content})
-        elif isinstance(content, list):
-            for p in content:
-                if isinstance(p, str):
-                    parts.append({"type": "text", "content": p})
-                elif isinstance(p, dict) and p.get("type") == "text":
-                    parts.append({"type": "text", "content": p.get("text")})
-        for call in m.get("tool_calls") or ():
-            parts.append(
-                {
-                    "type": "tool_call",
-                    "id": call.get("id"),
-                    "name": call.get("name"),
-                    "arguments": call.get("arguments"),
-                }
-            )
-        out.append({"role": m.get("role"), "parts": parts})
     return out

@@ -11,53 +11,12 @@ from otel_agent_trace.instrumentation._genai.model_call import ModelResult
 from otel_agent_trace.instrumentation._genai.params import (
     messages_list,
     model_of,
-    parse_arguments,
     request_params,
     stream_flag,
 )
+from otel_agent_trace.session_format.messages import openai_chat_to_semconv as to_semconv
 
 PROVIDER = "openai"
-
-
-def to_semconv(messages: list[Any]) -> list[dict[str, Any]]:
-    """Chat messages as GenAI semconv messages (``role`` + ``parts``)."""
-    out = []
-    for m in messages:
-        if not isinstance(m, dict):
-            continue
-        role = m.get("role", "user")
-        parts: list[dict[str, Any]] = []
-        if role == "tool":
-            parts.append(
-                {"type": "tool_call_response", "id": m.get("tool_call_id"), "response": m.get("content")}
-            )
-        else:
-            content = m.get("content")
-            if isinstance(content, str):
-                parts.append({"type": "text", "content": content})
-            elif isinstance(content, list):
-                for p in content:
-                    if isinstance(p, dict) and p.get("type") == "text":
-                        parts.append({"type": "text", "content": p.get("text")})
-                    else:
-                        parts.append(
-                            {"type": (p or {}).get("type", "unknown") if isinstance(p, dict) else "unknown"}
-                        )
-            for call in m.get("tool_calls") or ():
-                fn = call.get("function") or {}
-                parts.append(
-                    {
-                        "type": "tool_call",
-                        "id": call.get("id"),
-                        "name": fn.get("name"),
-                        "arguments": parse_arguments(fn.get("arguments")),
-                    }
-                )
-        item: dict[str, Any] = {"role": role, "parts": parts}
-        if "finish_reason" in m:
-            item["finish_reason"] = m["finish_reason"]
-        out.append(item)
-    return out
 
 
 def _system(messages: list[Any]) -> Any:

@@ -6,43 +6,17 @@ from typing import Any
 
 from otel_agent_trace import semconv
 from otel_agent_trace.instrumentation._genai.calls import CallSpec
-from otel_agent_trace.instrumentation._genai.jsonable import jsonable, text_of
+from otel_agent_trace.instrumentation._genai.jsonable import jsonable
 from otel_agent_trace.instrumentation._genai.model_call import ModelResult
 from otel_agent_trace.instrumentation._genai.params import (
     model_of,
-    parse_arguments,
     request_params,
     stream_flag,
 )
+from otel_agent_trace.session_format.messages import openai_responses_to_semconv as to_semconv
 
 PROVIDER = "openai"
 _FINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
-
-
-def to_semconv(items: list[Any]) -> list[dict[str, Any]]:
-    """Responses input/output items as GenAI semconv messages."""
-    out: list[dict[str, Any]] = []
-    for item in items:
-        if not isinstance(item, dict):
-            continue
-        kind = item.get("type", "message")
-        if kind == "function_call":
-            part = {
-                "type": "tool_call",
-                "id": item.get("call_id"),
-                "name": item.get("name"),
-                "arguments": parse_arguments(item.get("arguments")),
-            }
-            out.append({"role": "assistant", "parts": [part]})
-        elif kind == "function_call_output":
-            part = {"type": "tool_call_response", "id": item.get("call_id"), "response": item.get("output")}
-            out.append({"role": "tool", "parts": [part]})
-        elif kind == "message":
-            text = text_of(item.get("content"))
-            out.append({"role": item.get("role", "user"), "parts": [{"type": "text", "content": text}]})
-        else:
-            out.append({"role": item.get("role", "assistant"), "parts": [{"type": kind}]})
-    return out
 
 
 def _usage(result: ModelResult, usage: Any) -> None:

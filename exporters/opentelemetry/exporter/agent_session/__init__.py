@@ -1,15 +1,21 @@
-"""The agent session exporter: a crash-safe, parent-linked JSONL session tree per tier, a session
-ZIP at stop, and a redacting wrapper for forwarding the same spans to OTLP backends.
+"""``opentelemetry.exporter.agent_session``: the entry-point name of the agent session exporter
+(``OTEL_TRACES_EXPORTER=agent_session``). The engine lives in :mod:`otel_agent_trace.recording`;
+this namespace only re-exports it."""
 
-``OTEL_TRACES_EXPORTER=agent_session`` selects it; with a TracerProvider built by hand, add
-``SessionSpanProcessor()``.
-"""
-
-from ._exporter import AgentSessionSpanExporter
-from ._forwarding import ShareableSpanExporter, redact_span
-from ._processor import SessionSpanProcessor, session_processor_for
-from ._recorder import SessionRecorder, auto_start, layer_of, start_session, stop_active
-from ._writer import SessionFileExists
+from otel_agent_trace.recording import (
+    AgentSessionSpanExporter,
+    SessionFileExists,
+    SessionRecorder,
+    SessionSpanProcessor,
+    ShareableSpanExporter,
+    add_session_processor,
+    auto_start,
+    layer_of,
+    redact_span,
+    session_processor_for,
+    start_session,
+    stop_active,
+)
 
 __all__ = [
     "AgentSessionSpanExporter",
@@ -17,6 +23,7 @@ __all__ = [
     "SessionRecorder",
     "SessionSpanProcessor",
     "ShareableSpanExporter",
+    "add_session_processor",
     "auto_start",
     "layer_of",
     "redact_span",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import atexit
 import functools
 import os
 import platform
@@ -16,13 +15,13 @@ from typing import Any
 from otel_agent_trace import semconv
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace._internal import sink
-from otel_agent_trace._internal.guard import logger, never_raise, own_io, report_once
+from otel_agent_trace._internal.guard import never_raise, own_io, report_once
 from otel_agent_trace._version import __version__
 from otel_agent_trace.redaction import get_redactor
 from otel_agent_trace.settings import TIER_CHECKPOINT, Settings, get_settings
 
-from ._tiers import MESSAGE_KEYS, TierPolicy, prepare_directory, tier_file
-from ._writer import SessionFileExists, TierWriter
+from .tiers import MESSAGE_KEYS, TierPolicy, prepare_directory, tier_file
+from .writer import SessionFileExists, TierWriter
 
 _SYS_PREFIXES = ("http.", "url.", "process.", "file.", "db.", "rpc.", "server.", "network.", "messaging.")
 _MAX_PENDING_CONTENT = 10_000
@@ -338,7 +337,7 @@ class SessionRecorder:
                 )
                 tier.writer.close()
             if self.settings.write_zip and not self.is_child:
-                from ._zip import export_zip
+                from .archive import export_zip
 
                 for tier in self.tiers:
                     path = never_raise("zip export")(export_zip)(self, tier.writer)
@@ -839,12 +838,6 @@ class SessionRecorder:
             return snapshot_id
 
 
-# --- the process's automatic session -------------------------------------------------------
-
-_auto_lock = threading.Lock()
-_sigterm_installed = False
-
-
 def _free_child_tag(directory: Path, session_id: str, tag: str | None, settings: Settings) -> str | None:
     """``tag`` (``p<pid>``), or ``p<pid>-<n>`` when a process of that pid already wrote a child file
     of this session (a forked child that recorded, then exec'd a Python run under the plug-in)."""
@@ -856,117 +849,3 @@ def _free_child_tag(directory: Path, session_id: str, tag: str | None, settings:
         if not any(os.path.lexists(directory / name) for name in names):
             return candidate
     return tag
-
-
-def start_session(settings: Settings | None = None, **kwargs: Any) -> SessionRecorder:
-    """Stop the active session (if any) and start a new one."""
-    current = sink.active()
-    if isinstance(current, SessionRecorder):
-        current.stop()
-    recorder = SessionRecorder(settings, **kwargs).start()
-    install_exit_handlers()
-    return recorder
-
-
-def auto_start() -> None:
-    """Start the automatic session if none is active (called on the first span)."""
-    if sink.active() is not None:
-        return
-    with _auto_lock:
-        if sink.active() is None:
-            try:
-                start_session()
-            except Exception as exc:
-                report_once("auto-start", "otel-agent-trace: could not start the session: %s", exc)
-                sink.set_autostart(None)
-
-
-def stop_active() -> list[str]:
-    current = sink.active()
-    if isinstance(current, SessionRecorder):
-        return current.stop()
-    return []
-
-
-def install_exit_handlers() -> None:
-    """Export the session at normal exit and on SIGTERM (once per process)."""
-    global _sigterm_installed
-    if _sigterm_installed:
-        return
-    _sigterm_installed = True
-    atexit.register(stop_active)
-    import signal
-
-    if threading.current_thread() is not threading.main_thread():
-        return
-    try:
-        previous = signal.getsignal(signal.SIGTERM)
-    except (ValueError, OSError):
-        return
-    if previous not in (signal.SIG_DFL, None):
-        return  # the application handles SIGTERM; atexit still runs if it exits normally
-
-    try:
-        signal.signal(signal.SIGTERM, _on_sigterm)
-    except (ValueError, OSError):
-        pass
-
-
-def _on_sigterm(signum: int, frame: Any) -> None:
-    """Write ``session.end`` and the ZIP, send what is queued for OTLP, then die of SIGTERM."""
-    import signal
-
-    try:
-        stop_active()
-    except Exception as exc:  # pragma: no cover - best effort on the way out
-        logger.warning("otel-agent-trace: export on SIGTERM failed: %s", exc)
-    _flush_forwarding()
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    os.kill(os.getpid(), signal.SIGTERM)
-
-
-def _flush_forwarding() -> None:
-    """On SIGTERM (the process dies right after, without atexit): send what is queued for OTLP
-    backends, within the forwarding processors' bound (``OTEL_BSP_EXPORT_TIMEOUT``)."""
-    try:
-        from opentelemetry import trace
-
-        from ._processor import ForwardingSpanProcessor
-
-        active = getattr(trace.get_tracer_provider(), "_active_span_processor", None)
-        for proc in getattr(active, "_span_processors", ()):
-            if isinstance(proc, ForwardingSpanProcessor):
-                proc.shutdown()
-    except Exception as exc:  # pragma: no cover - best effort on the way out
-        logger.warning("otel-agent-trace: forwarding on SIGTERM failed: %s", exc)
-
-
-def _after_fork_in_child() -> None:
-    global _auto_lock
-    _auto_lock = threading.Lock()
-    _default_sigterm_in_child()
-    rec = sink.active()
-    if isinstance(rec, SessionRecorder) and rec.active:
-        try:
-            rec._continue_in_forked_child()
-        except Exception as exc:
-            sink.set_active(None)  # record nothing rather than corrupt the parent's file
-            report_once("fork", "otel-agent-trace: cannot record in the forked process: %s", exc)
-
-
-def _default_sigterm_in_child() -> None:
-    """A process forked without exec (a multiprocessing worker) dies of SIGTERM as it would
-    without us. With a Python handler, a SIGTERM that lands just before the worker blocks in a C
-    call (waiting on its task queue) is never acted on, and ``Pool.terminate()`` then waits for
-    it forever. Its entries are on disk already; only its ``session.end`` is left out."""
-    import signal
-
-    try:
-        if signal.getsignal(signal.SIGTERM) is _on_sigterm:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    except (ValueError, OSError):  # not the main thread of the child: nothing we can do
-        pass
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)

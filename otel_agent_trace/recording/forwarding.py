@@ -15,7 +15,7 @@ from typing import Any
 
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan
-from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.trace import Link, Status
 
 from otel_agent_trace._internal.guard import logger, own_io, report_once
@@ -116,7 +116,7 @@ class ShareableSpanExporter(SpanExporter):
             if first:
                 self._told = self.failed_spans
         if first:
-            from ._quiet import last_reason
+            from .quiet import last_reason
 
             logger.warning(
                 "otel-agent-trace: could not forward %d span(s) to the OTLP backend (%s: %s); the local "
@@ -152,3 +152,40 @@ class ShareableSpanExporter(SpanExporter):
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         with own_io():
             return self.inner.force_flush(timeout_millis)
+
+
+class ForwardingSpanProcessor(BatchSpanProcessor):
+    """The SDK's batch processor, bounded for agents: a full queue drops spans (counted, reported
+    once, never blocking), and shutdown waits at most ``OTEL_BSP_EXPORT_TIMEOUT`` (the SDK itself
+    waits up to 30 s and then for the exporter's own retries)."""
+
+    def __init__(self, exporter: Any, **kwargs: Any):
+        from .quiet import hold_back_logs_of
+
+        super().__init__(exporter, **kwargs)
+        hold_back_logs_of(getattr(exporter, "inner", exporter))
+        self.dropped_spans = 0
+        timeout = kwargs.get("export_timeout_millis")
+        self.export_timeout_millis = timeout or self._default_export_timeout_millis()
+        if hasattr(exporter, "pending"):
+            exporter.pending = self._unsent
+
+    def on_end(self, span: ReadableSpan) -> None:
+        batch = self._batch_processor
+        queue = getattr(batch, "_queue", None)
+        if queue is not None and len(queue) >= getattr(batch, "_max_queue_size", 1 << 62):
+            self.dropped_spans += 1  # the SDK would log a warning for each one
+            report_once(
+                "forward.queue_full",
+                "otel-agent-trace: the OTLP backend is not keeping up; spans beyond the queue "
+                "(OTEL_BSP_MAX_QUEUE_SIZE) are dropped from forwarding. The local session is complete.",
+            )
+            return
+        super().on_end(span)
+
+    def _unsent(self) -> int:
+        """Spans never handed to the exporter: dropped at a full queue, or still queued at exit."""
+        return self.dropped_spans + len(getattr(self._batch_processor, "_queue", ()) or ())
+
+    def shutdown(self) -> None:
+        self._batch_processor.shutdown(timeout_millis=self.export_timeout_millis)

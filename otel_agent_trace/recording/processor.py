@@ -6,14 +6,14 @@ from typing import Any
 
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
-from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from otel_agent_trace import semconv
 from otel_agent_trace._internal import sink
 from otel_agent_trace._internal.guard import report_once
 from otel_agent_trace.settings import Settings, get_settings
 
-from ._recorder import SessionRecorder, auto_start, install_exit_handlers, stop_active
+from .lifecycle import auto_start, install_exit_handlers, stop_active
+from .recorder import SessionRecorder
 
 
 def _tag_session(span: Any, session_id: str) -> None:
@@ -95,55 +95,7 @@ class SessionSpanProcessor(SpanProcessor):
         return True  # every entry is already in the kernel when on_start/on_end return
 
 
-def session_processor_for(exporter: Any) -> SpanProcessor:
-    """``export_span_processor`` for the SDK configurator: our exporter becomes the synchronous
-    session processor; any other exporter is batched behind the shareable (redacting) wrapper."""
-    from ._exporter import AgentSessionSpanExporter
-    from ._forwarding import ShareableSpanExporter
-
-    if isinstance(exporter, AgentSessionSpanExporter):
-        return SessionSpanProcessor(exporter.settings)
-    return ForwardingSpanProcessor(ShareableSpanExporter(exporter))
-
-
-class ForwardingSpanProcessor(BatchSpanProcessor):
-    """The SDK's batch processor, bounded for agents: a full queue drops spans (counted, reported
-    once, never blocking), and shutdown waits at most ``OTEL_BSP_EXPORT_TIMEOUT`` (the SDK itself
-    waits up to 30 s and then for the exporter's own retries)."""
-
-    def __init__(self, exporter: Any, **kwargs: Any):
-        from ._quiet import hold_back_logs_of
-
-        super().__init__(exporter, **kwargs)
-        hold_back_logs_of(getattr(exporter, "inner", exporter))
-        self.dropped_spans = 0
-        timeout = kwargs.get("export_timeout_millis")
-        self.export_timeout_millis = timeout or self._default_export_timeout_millis()
-        if hasattr(exporter, "pending"):
-            exporter.pending = self._unsent
-
-    def on_end(self, span: ReadableSpan) -> None:
-        batch = self._batch_processor
-        queue = getattr(batch, "_queue", None)
-        if queue is not None and len(queue) >= getattr(batch, "_max_queue_size", 1 << 62):
-            self.dropped_spans += 1  # the SDK would log a warning for each one
-            report_once(
-                "forward.queue_full",
-                "otel-agent-trace: the OTLP backend is not keeping up; spans beyond the queue "
-                "(OTEL_BSP_MAX_QUEUE_SIZE) are dropped from forwarding. The local session is complete.",
-            )
-            return
-        super().on_end(span)
-
-    def _unsent(self) -> int:
-        """Spans never handed to the exporter: dropped at a full queue, or still queued at exit."""
-        return self.dropped_spans + len(getattr(self._batch_processor, "_queue", ()) or ())
-
-    def shutdown(self) -> None:
-        self._batch_processor.shutdown(timeout_millis=self.export_timeout_millis)
-
-
-def ensure_session_processor(provider: Any) -> bool:
+def add_session_processor(provider: Any) -> bool:
     """Add a :class:`SessionSpanProcessor` to an SDK ``provider`` unless it has one. (An
     ``agent_session`` exporter that a foreign configurator batched then stands aside.)"""
     from opentelemetry.sdk.trace import TracerProvider

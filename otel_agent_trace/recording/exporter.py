@@ -17,7 +17,9 @@ from otel_agent_trace._internal import sink
 from otel_agent_trace._internal.guard import report_once
 from otel_agent_trace.settings import Settings, get_settings
 
-from ._recorder import SessionRecorder, auto_start, install_exit_handlers, stop_active
+from .lifecycle import auto_start, install_exit_handlers, stop_active
+from .processor import SessionSpanProcessor
+from .recorder import SessionRecorder
 
 
 class AgentSessionSpanExporter(SpanExporter):
@@ -25,8 +27,6 @@ class AgentSessionSpanExporter(SpanExporter):
         self.settings = settings or get_settings()
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        from ._processor import SessionSpanProcessor
-
         if SessionSpanProcessor.instances:
             return SpanExportResult.SUCCESS  # a session processor records these already
         try:

@@ -7,13 +7,11 @@ state as JSON; no pickle is ever written).
 
 from __future__ import annotations
 
-import io
 import os
 import secrets
 import shutil
 import time
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,8 +21,8 @@ from otel_agent_trace import session_format as fmt
 from otel_agent_trace._internal.guard import own_io
 
 if TYPE_CHECKING:
-    from ._recorder import SessionRecorder
-    from ._writer import TierWriter
+    from .recorder import SessionRecorder
+    from .writer import TierWriter
 
 TIER_NOTES = {
     "trace": "Shareable trace tier: redacted; message text kept as length and SHA-256 only.",
@@ -32,84 +30,16 @@ TIER_NOTES = {
 }
 
 
-def session_files(directory: Path, session_id: str, own: Path, tier: str) -> list[Path]:
-    """The session's file of this tier followed by its child processes' files (sorted)."""
-    children = []
-    checkpoint_tail = fmt.CHECKPOINT_SUFFIX + fmt.JSONL_SUFFIX
-    for path in directory.glob(f"{session_id}.p*{fmt.JSONL_SUFFIX}"):
-        is_checkpoint = path.name.endswith(checkpoint_tail)
-        if path != own and is_checkpoint == (tier == "checkpoint"):
-            children.append(path)
-    return [own, *sorted(children)]
-
-
-def _entries(paths: list[Path]) -> Iterator[dict[str, Any]]:
-    for path in paths:
-        with open(path, "rb") as stream:
-            for _, entry in fmt.iter_lines(stream, str(path), issues=[]):
-                yield entry
-
-
-def build_snapshots(paths: list[Path]) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-    """DevDuck-shaped snapshots, with messages resolved from the message entries (two passes),
-    and the latest raw snapshot entry (for its ``state``)."""
-    snapshots: list[dict[str, Any]] = []
-    needed: set[str] = set()
-    for count, entry in enumerate(_entries(paths)):
-        if entry.get("type") == fmt.SNAPSHOT:
-            entry["_events_so_far"] = count
-            snapshots.append(entry)
-            needed.update(i for i in entry.get("message_ids") or () if i)
-    messages: dict[str, dict[str, Any]] = {}
-    if needed:
-        for entry in _entries(paths):
-            if entry.get("type") == fmt.MESSAGE and entry.get("id") in needed:
-                messages[entry["id"]] = entry
-    out = []
-    for snap in snapshots:
-        agent_messages = [_message_view(messages.get(i)) for i in snap.get("message_ids") or ()]
-        model_info = snap.get("model_info") or {}
-        out.append(
-            {
-                "timestamp": (snap.get("ts") or 0) / 1e9,
-                "snapshot_id": snap.get("snapshot_id"),
-                "agent_messages_count": len(agent_messages),
-                "tools_loaded": snap.get("tools_loaded") or [],
-                "system_prompt_hash": snap.get("system_prompt_sha256"),
-                "env_vars_redacted": [],
-                "cwd": snap.get("cwd"),
-                "events_since_last": snap.get("_events_so_far", 0),
-                "agent_messages": agent_messages,
-                "system_prompt": snap.get("system_prompt"),
-                "last_query": snap.get("last_query"),
-                "last_result": snap.get("last_result"),
-                "model_info": {
-                    "type": model_info.get("type"),
-                    "model_id": model_info.get("model_id") or model_info.get("model"),
-                    "provider": model_info.get("provider"),
-                },
-                "description": snap.get("description", ""),
-            }
-        )
-    return out, (snapshots[-1] if snapshots else None)
-
-
-def _message_view(entry: dict[str, Any] | None) -> dict[str, Any]:
-    if entry is None:
-        return {"role": "unknown", "content": None, "missing": True}
-    skip = {"id", "parent_id", "type", "layer", "ts", "digest", "span_id"}
-    return {k: v for k, v in entry.items() if k not in skip}
-
-
 def export_zip(recorder: SessionRecorder, writer: TierWriter) -> Path:
     directory = writer.path.parent
     tier = writer.tier
     name = recorder.session_id + (fmt.CHECKPOINT_SUFFIX if tier == "checkpoint" else "") + fmt.ZIP_SUFFIX
     final = directory / name
-    paths = session_files(directory, recorder.session_id, writer.path, tier)
+    paths = fmt.child_files(directory, recorder.session_id, writer.path, tier)
     with own_io():
-        snapshots, last_raw = build_snapshots(paths)
-        total_entries = sum(1 for _ in _entries(paths))
+        raw_snapshots: list[dict[str, Any]] = []
+        snapshots = fmt.build_snapshots(lambda: fmt.iter_files(paths), raw_snapshots)
+        total_entries = sum(1 for _ in fmt.iter_files(paths))
         metadata = {
             "session_id": recorder.session_id,
             "name": recorder.name,
@@ -137,7 +67,7 @@ def export_zip(recorder: SessionRecorder, writer: TierWriter) -> Path:
             from otel_agent_trace.redaction import get_redactor
 
             metadata = get_redactor().redact(metadata)
-        resume = _resume_state(snapshots, last_raw, tier)
+        resume = _resume_state(snapshots, raw_snapshots[-1] if raw_snapshots else None, tier)
         tmp = directory / f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if tier == "checkpoint" else 0o644)
         try:
@@ -191,8 +121,3 @@ def _resume_state(
         "cwd": latest["cwd"],
         "state": (last_raw or {}).get("state"),
     }
-
-
-def read_member(zf: zipfile.ZipFile, name: str) -> io.BufferedReader:
-    """A buffered stream over one member (reading a ZIP member unbuffered is slow)."""
-    return io.BufferedReader(zf.open(name), 1 << 20)  # type: ignore[arg-type]

@@ -1,0 +1,96 @@
+"""Entry types, layers, status codes, file names and the format version: what a session file holds.
+
+A session file is JSON Lines, one entry a line. Every entry has ``id`` (``<prefix>-<seq>``),
+``parent_id`` (``""`` for the root), ``type``, ``layer`` and ``ts`` (ns since the epoch).
+``docs/session-format.md`` documents every entry type.
+"""
+
+from __future__ import annotations
+
+import os
+
+FORMAT_VERSION = "1.1"
+FORMAT_NAME = "otel-agent-trace/session"
+
+# Layers, as in DevDuck's recorder.
+LAYER_AGENT = "agent"
+LAYER_TOOL = "tool"
+LAYER_SYS = "sys"
+LAYERS = (LAYER_AGENT, LAYER_TOOL, LAYER_SYS)
+
+# Entry types.
+SESSION_START = "session.start"
+SESSION_JOIN = "session.join"  # a child process joining its parent's session
+SESSION_END = "session.end"
+SPAN_START = "span.start"
+SPAN_END = "span.end"
+SPAN_EVENT = "span.event"
+MESSAGE = "message"
+SNAPSHOT = "snapshot"
+CHECKPOINT = "checkpoint"
+FORK = "fork"
+ENTRY_TYPES = (
+    SESSION_START,
+    SESSION_JOIN,
+    SESSION_END,
+    SPAN_START,
+    SPAN_END,
+    SPAN_EVENT,
+    MESSAGE,
+    SNAPSHOT,
+    CHECKPOINT,
+    FORK,
+)
+
+# Span status codes as written.
+STATUS_UNSET = "UNSET"
+STATUS_OK = "OK"
+STATUS_ERROR = "ERROR"
+STATUS_UNFINISHED = "UNFINISHED"  # set by readers for a span.start with no span.end
+
+# File names.
+JSONL_SUFFIX = ".jsonl"
+CHECKPOINT_SUFFIX = ".checkpoint"
+ZIP_SUFFIX = ".zip"
+ZIP_EVENTS = "events.jsonl"
+ZIP_SNAPSHOTS = "snapshots.json"
+ZIP_METADATA = "metadata.json"
+ZIP_RESUME = "resume.json"
+ZIP_MEMBERS = (ZIP_EVENTS, ZIP_SNAPSHOTS, ZIP_METADATA, ZIP_RESUME)
+
+# Keys of DevDuck's snapshots.json objects, in its order (the ZIP keeps exactly these).
+DEVDUCK_SNAPSHOT_KEYS = (
+    "timestamp",
+    "snapshot_id",
+    "agent_messages_count",
+    "tools_loaded",
+    "system_prompt_hash",
+    "env_vars_redacted",
+    "cwd",
+    "events_since_last",
+    "agent_messages",
+    "system_prompt",
+    "last_query",
+    "last_result",
+    "model_info",
+    "description",
+)
+
+
+class SessionFormatError(ValueError):
+    """A session file could not be read; the message names the file and line."""
+
+    def __init__(self, path: str | os.PathLike[str], line: int | None, reason: str):
+        self.path = str(path)
+        self.line = line
+        self.reason = reason
+        where = f"{self.path}:{line}" if line is not None else self.path
+        super().__init__(f"{where}: {reason}")
+
+
+def session_file_name(session_id: str, tier: str, child: str | None = None) -> str:
+    """``<session>.jsonl`` for the trace tier, ``<session>.checkpoint.jsonl`` for the checkpoint
+    tier; a child process writes ``<session>.<child>[.checkpoint].jsonl`` beside its parent."""
+    middle = f".{child}" if child else ""
+    tier_part = CHECKPOINT_SUFFIX if tier == "checkpoint" else ""
+    return f"{session_id}{middle}{tier_part}{JSONL_SUFFIX}"
