@@ -1,0 +1,50 @@
+"""Text for a terminal from values read out of a file someone else may have written.
+
+Every value a command prints comes through :func:`clean`: control characters and escape sequences
+(OSC window titles, CSI screen clears, OSC 52 clipboard writes, …) are shown escaped, never sent
+raw. :func:`fit` cuts a value to a width; :func:`width` is the terminal's, or a fixed 200 columns
+when the output is not a terminal.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+from typing import Any
+
+PIPE_WIDTH = 200
+
+# C0 controls except nothing (newline and tab are escaped too: one value, one line), DEL, C1
+# controls, and the Unicode bidi overrides that can reorder what a terminal shows.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    ch = match.group(0)
+    return {"\n": "\\n", "\t": "\\t", "\r": "\\r"}.get(ch, f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+
+
+def clean(value: Any) -> str:
+    """``value`` as one line of printable text: control characters escaped (``\\x1b``, ``\\n``)."""
+    text = value if isinstance(value, str) else str(value)
+    return _UNSAFE.sub(_escape, text)
+
+
+def fit(value: Any, limit: int | None) -> str:
+    """:func:`clean`, then cut to ``limit`` characters with an ellipsis (``None``: no limit)."""
+    text = clean(value)
+    if limit is None or len(text) <= limit:
+        return text
+    return text[: max(limit - 1, 0)] + "…"
+
+
+def width(stream: Any = None) -> int:
+    """Columns to fill: the terminal's when ``stream`` is one, else :data:`PIPE_WIDTH`."""
+    stream = stream or sys.stdout
+    try:
+        if stream.isatty():
+            return shutil.get_terminal_size((PIPE_WIDTH, 24)).columns
+    except (AttributeError, ValueError, OSError):
+        pass
+    return PIPE_WIDTH
