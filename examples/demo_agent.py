@@ -1,8 +1,10 @@
 """A small agent that runs offline, for trying otel-agent-trace.
 
-THE MODEL IS SCRIPTED: ``ScriptedModel`` below replays a fixed list of decisions instead of
-calling a real LLM, so the demo needs no API key and no network. The tools are real: they read
-files and run a command in this directory.
+THE MODEL IS A DEMO MODEL, NOT AN LLM: ``demo_model.py`` is a local server on 127.0.0.1 that
+speaks the OpenAI chat completions API and answers from a fixed script. The agent talks to it
+through the real ``openai`` client (``pip install '.[demo]'``), so the recording has real model
+calls with tokens; no API key, no network. The tools are real: they list and read files and run
+a command in this directory.
 
 Run it recorded, with nothing else set up::
 
@@ -17,27 +19,37 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+from demo_model import MODEL_NAME, DemoModelServer
+from openai import OpenAI
 
 import otel_agent_trace as oat
 
 HERE = Path(__file__).resolve().parent
 SYSTEM_PROMPT = "You are a careful coding agent. Use tools to look before you answer."
+TASK = "What is in the examples folder, and does Python run?"
+
+# What the demo model will do, turn by turn (it does not read the tools' results).
+SCRIPT: list[dict[str, Any]] = [
+    {"tool": "list_files", "arguments": {"directory": str(HERE)}},
+    {"tool": "read_file", "arguments": {"path": str(HERE / "demo_agent.py"), "max_chars": 300}},
+    {"tool": "run_command", "arguments": {"argv": [sys.executable, "--version"]}},
+    {"answer": "The examples folder holds a demo agent and its demo model; Python runs fine here."},
+]
 
 
-@oat.tool
 def list_files(directory: str) -> list[str]:
     """List the files of a directory."""
     return sorted(p.name for p in Path(directory).iterdir())
 
 
-@oat.tool
 def read_file(path: str, max_chars: int = 400) -> str:
     """Read the start of a text file."""
     with open(path, encoding="utf-8") as handle:
         return handle.read(max_chars)
 
 
-@oat.tool
 def run_command(argv: list[str]) -> dict[str, object]:
     """Run a command and return its exit code and output."""
     done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
@@ -45,64 +57,44 @@ def run_command(argv: list[str]) -> dict[str, object]:
 
 
 TOOLS = {"list_files": list_files, "read_file": read_file, "run_command": run_command}
-
-
-class ScriptedModel:
-    """A stand-in for an LLM (clearly not one): returns pre-written turns in order."""
-
-    name = "scripted-demo-model"
-
-    def __init__(self) -> None:
-        self._turns = [
-            {"tool": "list_files", "arguments": {"directory": str(HERE)}},
-            {"tool": "read_file", "arguments": {"path": str(HERE / "demo_agent.py"), "max_chars": 300}},
-            {"tool": "run_command", "arguments": {"argv": [sys.executable, "--version"]}},
-            {"answer": "The examples folder holds a scripted demo agent; Python runs fine here."},
-        ]
-
-    def complete(self, messages: list[dict[str, str]]) -> dict[str, object]:
-        return self._turns[min(sum(m["role"] == "assistant" for m in messages), len(self._turns) - 1)]
+TOOL_SCHEMAS = [
+    {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": fn.__doc__,
+            "parameters": {"type": "object", "properties": {}, "additionalProperties": True},
+        },
+    }
+    for name, fn in TOOLS.items()
+]
 
 
 @oat.agent("demo-agent")
-def run_agent(task: str) -> str:
-    model = ScriptedModel()
-    messages: list[dict[str, str]] = [
+def run_agent(task: str, model_url: str) -> str:
+    client = OpenAI(base_url=model_url, api_key="demo-model-needs-no-key")
+    messages: list[dict[str, Any]] = [
         {"role": "system", "content": SYSTEM_PROMPT},
         {"role": "user", "content": task},
     ]
-    oat.record_message("system", SYSTEM_PROMPT)
-    oat.record_message("user", task)
-    for step in range(1, 10):
-        decision = model.complete(messages)
-        if "answer" in decision:
-            messages.append({"role": "assistant", "content": str(decision["answer"])})
-            oat.record_message("assistant", decision["answer"])
-            oat.snapshot(
-                "final answer",
-                messages=messages,
-                system_prompt=SYSTEM_PROMPT,
-                last_query=task,
-                last_result=decision["answer"],
-                model_info={"type": "scripted", "model_id": model.name, "provider": "none"},
-            )
-            return str(decision["answer"])
-        call = json.dumps({"tool": decision["tool"], "arguments": decision["arguments"]})
-        messages.append({"role": "assistant", "content": call})
-        result = TOOLS[str(decision["tool"])](**decision["arguments"])  # type: ignore[arg-type]
-        messages.append({"role": "tool", "content": json.dumps(result)[:2000]})
-        oat.snapshot(
-            f"after step {step}: {decision['tool']}",
-            messages=messages,
-            system_prompt=SYSTEM_PROMPT,
-            last_query=task,
-            model_info={"type": "scripted", "model_id": model.name},
-        )
+    for _ in range(10):
+        reply = client.chat.completions.create(model=MODEL_NAME, messages=messages, tools=TOOL_SCHEMAS)
+        message = reply.choices[0].message
+        if not message.tool_calls:
+            return message.content or ""
+        messages.append(message.model_dump(exclude_none=True))
+        for call in message.tool_calls:
+            arguments = json.loads(call.function.arguments)
+            with oat.tool(call.function.name, call_id=call.id, arguments=arguments) as span:
+                result = TOOLS[call.function.name](**arguments)
+                span.set_result(result)
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)[:2000]})
     return "gave up"
 
 
 def main() -> None:
-    print(run_agent("What is in the examples folder, and does Python run?"))
+    with DemoModelServer(SCRIPT) as model:
+        print(run_agent(TASK, model.base_url))
 
 
 if __name__ == "__main__":
