@@ -45,7 +45,7 @@ from operator import is_
 from typing import Any
 
 from otel_agent_trace import session_format as fmt
-from otel_agent_trace._internal.guard import report_once
+from otel_agent_trace._internal.guard import internal_error, report_once
 
 SECRET_NAME_WORDS = (
     "KEY",
@@ -542,7 +542,7 @@ class Redactor:
             self._refresh()
             return self._value(value, 0)
         except Exception as exc:  # redaction must never break the writer or the exporter
-            report_once(f"redact.error:{type(exc).__name__}", "otel-agent-trace: redaction failed: %r", exc)
+            internal_error("redaction", exc)
             return marker("error")
 
     def redact_attributes(self, attributes: Mapping[str, Any]) -> dict[str, Any]:
@@ -552,7 +552,7 @@ class Redactor:
             self._refresh()
             return self._attributes(attributes)
         except Exception as exc:
-            report_once(f"redact.error:{type(exc).__name__}", "otel-agent-trace: redaction failed: %r", exc)
+            internal_error("redaction", exc)
             return {"redaction": marker("error")}
 
     def redact_span(
@@ -564,14 +564,14 @@ class Redactor:
             self._refresh()
             shown = self._text(name) if type(name) is str else self._value(name, 0)
         except Exception as exc:
-            report_once(f"redact.error:{type(exc).__name__}", "otel-agent-trace: redaction failed: %r", exc)
+            internal_error("redaction", exc)
             shown = marker("error")
         if not attributes:
             return shown, None
         try:
             return shown, self._attributes(attributes)
         except Exception as exc:
-            report_once(f"redact.error:{type(exc).__name__}", "otel-agent-trace: redaction failed: %r", exc)
+            internal_error("redaction", exc)
             return shown, {"redaction": marker("error")}
 
     def _attributes(self, attributes: Mapping[str, Any]) -> dict[str, Any]:
@@ -726,7 +726,7 @@ class Redactor:
                 head_len *= 4
             return self._cut_and_recheck(self._text(value), limit, 0, False)
         except Exception as exc:
-            report_once(f"redact.error:{type(exc).__name__}", "otel-agent-trace: redaction failed: %r", exc)
+            internal_error("redaction", exc)
             return marker("error")
 
     def _cut_and_recheck(self, text: str, limit: int, unread: int, clean: bool) -> str:

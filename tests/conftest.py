@@ -3,6 +3,12 @@ global provider), with our session processor and an in-memory exporter beside it
 
 from __future__ import annotations
 
+import os
+
+# An internal error of ours fails the test (re-raised where it is caught), here and in every
+# process the tests start; in production it is swallowed and reported once (guard.internal_error).
+os.environ["AGENT_TRACE_INTERNAL_ERRORS"] = "raise"
+
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +23,19 @@ from otel_agent_trace.recording import SessionSpanProcessor, stop_active
 from otel_agent_trace.settings import Settings
 
 _MEMORY = InMemorySpanExporter()
+
+
+@pytest.fixture(autouse=True)
+def no_internal_errors() -> Iterator[None]:
+    """Fail a test during which an internal error of ours was caught somewhere it could not be
+    re-raised to the test (a thread, the SDK's own error handling)."""
+    from otel_agent_trace._internal import guard
+
+    del guard.internal_errors[:]
+    yield
+    errors = list(guard.internal_errors)
+    del guard.internal_errors[:]
+    assert not errors, f"internal errors of otel-agent-trace: {errors}"
 
 
 @pytest.fixture(scope="session")

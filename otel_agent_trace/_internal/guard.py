@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -41,6 +42,25 @@ def report_once(key: str, message: str, *args: Any, level: int = logging.WARNING
     logger.log(level, message, *args)
 
 
+# Set to "raise" by the test-suite (tests/conftest.py), inherited by the processes it starts: an
+# internal error of ours then fails the test instead of vanishing. In production it is swallowed
+# and reported once.
+INTERNAL_ERRORS_ENV = "AGENT_TRACE_INTERNAL_ERRORS"
+internal_errors: list[tuple[str, BaseException]] = []  # the last few, for tests and debugging
+_MAX_KEPT = 100
+
+
+def internal_error(where: str, exc: BaseException) -> None:
+    """A bug of ours was caught at ``where``: kept, re-raised under the test-suite, otherwise
+    logged once per place and kind (the host agent goes on unharmed)."""
+    with _reported_lock:
+        if len(internal_errors) < _MAX_KEPT:
+            internal_errors.append((where, exc))
+    if os.environ.get(INTERNAL_ERRORS_ENV) == "raise":
+        raise exc
+    report_once(f"{where}:{type(exc).__name__}", "otel-agent-trace: %s failed: %r", where, exc)
+
+
 def never_raise(where: str, default: Any = None) -> Callable[[F], F]:
     """Decorate instrumentation internals: an exception is logged once and ``default`` returned."""
 
@@ -50,7 +70,7 @@ def never_raise(where: str, default: Any = None) -> Callable[[F], F]:
             try:
                 return fn(*args, **kwargs)
             except Exception as exc:  # instrumentation must never raise into the agent
-                report_once(f"{where}:{type(exc).__name__}", "otel-agent-trace: %s failed: %r", where, exc)
+                internal_error(where, exc)
                 return default
 
         return wrapper  # type: ignore[return-value]

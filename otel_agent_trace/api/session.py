@@ -9,6 +9,7 @@ from typing import Any
 from opentelemetry import trace
 
 from otel_agent_trace._internal import sink
+from otel_agent_trace._internal.guard import internal_error
 from otel_agent_trace.settings import Settings, get_settings, parse_tiers
 
 
@@ -154,10 +155,8 @@ def snapshot(
             tools_loaded=tools_loaded,
             span=_current_span(),
         )
-    except Exception:  # the agent must never see our failure
-        from otel_agent_trace._internal.guard import report_once
-
-        report_once("api.snapshot", "otel-agent-trace: snapshot failed")
+    except Exception as exc:  # the agent must never see our failure
+        internal_error("snapshot", exc)
         return None
 
 
@@ -168,8 +167,6 @@ def record_message(role: str, content: Any, **extra: Any) -> str | None:
         return None
     try:
         return rec.record_message(role, content, span=_current_span(), **extra)
-    except Exception:
-        from otel_agent_trace._internal.guard import report_once
-
-        report_once("api.record_message", "otel-agent-trace: record_message failed")
+    except Exception as exc:
+        internal_error("record_message", exc)
         return None

@@ -14,7 +14,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from otel_agent_trace._internal import sink
-from otel_agent_trace._internal.guard import report_once
+from otel_agent_trace._internal.guard import internal_error
 from otel_agent_trace.settings import Settings, get_settings
 
 from .lifecycle import auto_start, install_exit_handlers, stop_active
@@ -41,7 +41,7 @@ class AgentSessionSpanExporter(SpanExporter):
                 rec.on_span_end(span)
             return SpanExportResult.SUCCESS
         except Exception as exc:
-            report_once("exporter.export", "otel-agent-trace: writing spans failed: %r", exc)
+            internal_error("writing spans", exc)
             return SpanExportResult.FAILURE
 
     def shutdown(self) -> None:

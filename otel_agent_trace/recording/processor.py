@@ -9,7 +9,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from otel_agent_trace import semconv
 from otel_agent_trace._internal import sink
-from otel_agent_trace._internal.guard import report_once
+from otel_agent_trace._internal.guard import internal_error
 from otel_agent_trace.settings import Settings, get_settings
 
 from .lifecycle import auto_start, install_exit_handlers, stop_active
@@ -75,7 +75,7 @@ class SessionSpanProcessor(SpanProcessor):
             _tag_session(span, rec.session_id)
             rec.on_span_start(span)
         except Exception as exc:  # never raise into the code that started the span
-            report_once("processor.on_start", "otel-agent-trace: recording a span start failed: %r", exc)
+            internal_error("recording a span start", exc)
 
     def on_end(self, span: ReadableSpan) -> None:
         try:
@@ -83,13 +83,13 @@ class SessionSpanProcessor(SpanProcessor):
             if type(rec) is SessionRecorder or isinstance(rec, SessionRecorder):
                 rec.on_span_end(span)
         except Exception as exc:
-            report_once("processor.on_end", "otel-agent-trace: recording a span end failed: %r", exc)
+            internal_error("recording a span end", exc)
 
     def shutdown(self) -> None:
         try:
             stop_active()
         except Exception as exc:
-            report_once("processor.shutdown", "otel-agent-trace: stopping the session failed: %r", exc)
+            internal_error("stopping the session", exc)
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         return True  # every entry is already in the kernel when on_start/on_end return

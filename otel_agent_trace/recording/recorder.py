@@ -15,7 +15,7 @@ from typing import Any
 from otel_agent_trace import semconv
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace._internal import sink
-from otel_agent_trace._internal.guard import never_raise, own_io, report_once
+from otel_agent_trace._internal.guard import internal_error, never_raise, own_io, report_once
 from otel_agent_trace._version import __version__
 from otel_agent_trace.redaction import get_redactor
 from otel_agent_trace.settings import TIER_CHECKPOINT, Settings, get_settings
@@ -676,8 +676,8 @@ class SessionRecorder:
                 wake.wait()
                 wake.clear()
         except Exception as exc:  # pragma: no cover - never let the thread die noisily
-            report_once("flusher", "otel-agent-trace: the flusher thread stopped: %r", exc)
             self._window = 0.0  # write starts at once from now on
+            internal_error("the flusher thread", exc)
 
     # --- capture-facing API (see otel_agent_trace._internal.sink) --------------------------
 
