@@ -3,7 +3,8 @@
 Every value a command prints comes through :func:`clean`: control characters and escape sequences
 (OSC window titles, CSI screen clears, OSC 52 clipboard writes, …) are shown escaped, never sent
 raw. :func:`fit` cuts a value to a width; :func:`width` is the terminal's, or a fixed 200 columns
-when the output is not a terminal.
+when the output is not a terminal. :func:`json_line` is an entry as one line of JSON with the same
+guarantee.
 """
 
 from __future__ import annotations
@@ -13,11 +14,15 @@ import shutil
 import sys
 from typing import Any
 
+import orjson
+
 PIPE_WIDTH = 200
 
 # C0 controls except nothing (newline and tab are escaped too: one value, one line), DEL, C1
 # controls, and the Unicode bidi overrides that can reorder what a terminal shows.
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# What JSON leaves raw that a terminal still acts on: DEL, C1 controls, bidi overrides.
+_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 _NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
@@ -54,3 +59,27 @@ def width(stream: Any = None) -> int:
     except (AttributeError, ValueError, OSError):
         pass
     return PIPE_WIDTH
+
+
+def json_line(value: Any) -> str:
+    """``value`` as one line of JSON (ending in a newline) with no raw control character: JSON
+    escapes C0 controls itself; DEL, C1 controls and bidi overrides are written as ``\\uXXXX``."""
+    text = orjson.dumps(value, default=str).decode()
+    return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text) + "\n"
+
+
+def duration(seconds: float | None) -> str:
+    """A duration for people: ``0.17ms``, ``30.7ms``, ``1.24s``, ``3m05s``."""
+    if seconds is None:
+        return ""
+    if seconds < 0.001:
+        return f"{seconds * 1e3:.2f}ms"
+    if seconds < 1:
+        return f"{seconds * 1e3:.1f}ms"
+    if seconds < 60:
+        return f"{seconds:.2f}s"
+    minutes, rest = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m{rest:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"

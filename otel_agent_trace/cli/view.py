@@ -1,84 +1,550 @@
-"""``otel-agent-trace view FILE``: the session tree, one line per span, event, message, snapshot."""
+"""``otel-agent-trace view FILE``: the session tree, one line per span, event, message, snapshot.
+
+The file is streamed and printed as it is read: a span's line waits for the span's end (so it can
+show duration, tokens, exit code, status) only while few lines are pending; a span with a large
+subtree (the agent's run) is printed when it starts and gets a closing ``└ end`` line. The same
+happens with ``--follow`` whenever the writer pauses.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import shlex
+import stat
 import sys
-from typing import Any
+import time
+from collections import deque
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
 
+import orjson
+
+from otel_agent_trace import semconv as sc
 from otel_agent_trace import session_format as fmt
-from otel_agent_trace.offline.loader import iter_entries
+
+from . import _terminal as term
+
+# Lines held back while the span at their head has not ended; past it, the span is printed open.
+LOOKAHEAD = 500
+# Characters of one value (arguments, results, URLs) before the whole line is cut to the width.
+VALUE_CHARS = 80
+MODEL_OPERATIONS = {sc.OP_CHAT, sc.OP_TEXT_COMPLETION, sc.OP_GENERATE_CONTENT, sc.OP_EMBEDDINGS}
+FILE_MODE = "agent_trace.file.mode"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("view", help="print a session's tree")
+    p = sub.add_parser(
+        "view",
+        help="print a session's tree",
+        description="Print a session's tree: one line per span with what it did, its events, "
+        "messages and snapshots. Exit codes: 0 ok, 1 a bad line in the file (other than a torn "
+        "last line), 2 bad input (missing, empty or not a session file).",
+    )
     p.add_argument("path", help="session .jsonl or .zip")
-    p.add_argument("--json", action="store_true", help="print the entries as JSON lines")
+    p.add_argument("--json", action="store_true", help="print the entries as JSON, one object a line")
     p.add_argument("--layer", choices=fmt.LAYERS, help="only entries of this layer")
+    p.add_argument(
+        "--type",
+        dest="types",
+        action="append",
+        metavar="TYPE",
+        help="only these entries: an entry type (span, message, snapshot, span.event, session), an "
+        "operation (chat, execute_tool, invoke_agent) or an event name (file.open); repeatable",
+    )
+    p.add_argument("--depth", type=int, metavar="N", help="only the first N levels of the tree (0: the root)")
+    p.add_argument("--errors", action="store_true", help="only spans that failed, and exception events")
+    p.add_argument("--full", action="store_true", help="print values whole (no cut to the width)")
+    p.add_argument("--lenient", action="store_true", help="skip bad lines, count them, exit 0")
+    p.add_argument("--follow", "-f", action="store_true", help="keep watching a live session (like tail -f)")
+    p.add_argument("--html", metavar="OUT", help="write a self-contained HTML timeline to OUT instead")
     p.set_defaults(func=run)
 
 
-def _describe(entry: dict[str, Any], alone: bool = False) -> str:
-    """One line for an entry (``alone``: a span's end entry with no start entry before it)."""
+# --- what a line says -------------------------------------------------------------------------
+
+
+def _preview(value: Any, full: bool) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        value = orjson.dumps(value, default=str).decode()
+    return term.fit(value, None if full else VALUE_CHARS)
+
+
+def _attr(attrs: dict[str, Any], key: str) -> Any:
+    value = attrs.get(key)
+    return value if value not in (None, "", []) else None
+
+
+def span_facts(entry: dict[str, Any], full: bool = False) -> list[str]:
+    """The key facts of a span for its kind: model, tool, process, HTTP (each a cleaned string)."""
+    attrs = entry.get("attributes")
+    attrs = attrs if isinstance(attrs, dict) else {}
+    content = entry.get("content")
+    content = content if isinstance(content, dict) else {}
+    facts: list[str] = []
+    op = attrs.get(sc.GEN_AI_OPERATION_NAME)
+    if op in MODEL_OPERATIONS:
+        model = _attr(attrs, sc.GEN_AI_RESPONSE_MODEL) or _attr(attrs, sc.GEN_AI_REQUEST_MODEL)
+        if model is not None and str(model) not in str(entry.get("name")):
+            facts.append(f"model={term.fit(model, VALUE_CHARS)}")
+        tokens_in = attrs.get(sc.GEN_AI_USAGE_INPUT_TOKENS)
+        tokens_out = attrs.get(sc.GEN_AI_USAGE_OUTPUT_TOKENS)
+        if tokens_in is not None or tokens_out is not None:
+            facts.append(
+                f"tokens {term.clean(tokens_in if tokens_in is not None else '?')}"
+                f"→{term.clean(tokens_out if tokens_out is not None else '?')}"
+            )
+        reasons = _attr(attrs, sc.GEN_AI_RESPONSE_FINISH_REASONS)
+        if reasons is not None:
+            joined = ",".join(map(str, reasons)) if isinstance(reasons, list) else reasons
+            facts.append(f"finish={term.fit(joined, VALUE_CHARS)}")
+        asked = _attr(attrs, sc.TOOL_CALL_NAMES)
+        if asked is not None:
+            joined = ",".join(map(str, asked)) if isinstance(asked, list) else asked
+            facts.append(f"asks {term.fit(joined, None if full else VALUE_CHARS)}")
+    elif op == sc.OP_EXECUTE_TOOL or sc.GEN_AI_TOOL_NAME in attrs:
+        call_id = _attr(attrs, sc.GEN_AI_TOOL_CALL_ID)
+        if call_id is not None:
+            facts.append(f"id={term.fit(call_id, VALUE_CHARS)}")
+        arguments = content.get("tool_arguments", attrs.get(sc.GEN_AI_TOOL_CALL_ARGUMENTS))
+        if arguments is not None:
+            facts.append(f"args={_preview(arguments, full)}")
+        result = content.get("tool_result", attrs.get(sc.GEN_AI_TOOL_CALL_RESULT))
+        if result is not None:
+            facts.append(f"→ {_preview(result, full)}")
+    elif sc.PROCESS_COMMAND_ARGS in attrs or sc.PROCESS_EXIT_CODE in attrs:
+        argv = attrs.get(sc.PROCESS_COMMAND_ARGS)
+        if isinstance(argv, list):
+            facts.append(_preview(shlex.join(map(str, argv)), full))
+        elif argv is not None:
+            facts.append(_preview(argv, full))
+        if sc.PROCESS_EXIT_CODE in attrs:
+            facts.append(f"exit={term.clean(attrs[sc.PROCESS_EXIT_CODE])}")
+    elif sc.HTTP_REQUEST_METHOD in attrs or sc.URL_FULL in attrs:
+        method = attrs.get(sc.HTTP_REQUEST_METHOD)
+        if method is not None and str(method) != str(entry.get("name")):
+            facts.append(term.fit(method, 16))
+        if sc.URL_FULL in attrs:
+            facts.append(_preview(attrs[sc.URL_FULL], full))
+        if sc.HTTP_RESPONSE_STATUS_CODE in attrs:
+            facts.append(f"→ {term.clean(attrs[sc.HTTP_RESPONSE_STATUS_CODE])}")
+    return facts
+
+
+def _event_facts(entry: dict[str, Any], full: bool) -> list[str]:
+    attrs = entry.get("attributes")
+    attrs = attrs if isinstance(attrs, dict) else {}
+    if sc.FILE_PATH in attrs:
+        facts = [_preview(attrs[sc.FILE_PATH], full)]
+        if FILE_MODE in attrs:
+            facts.append(f"mode={term.fit(attrs[FILE_MODE], 8)}")
+        return facts
+    picked = [k for k in attrs if not k.startswith("session.")][:3]
+    return [f"{term.fit(k, 40)}={_preview(attrs[k], full)}" for k in picked]
+
+
+def _status(entry: dict[str, Any], full: bool) -> str:
+    status = entry.get("status")
+    status = status if isinstance(status, dict) else {}
+    if status.get("code") != fmt.STATUS_ERROR:
+        return ""
+    description = status.get("description")
+    return "ERROR" + (f": {_preview(description, full)}" if description else "")
+
+
+def _span_text(
+    start: dict[str, Any],
+    end: dict[str, Any] | None,
+    full: bool,
+    closing: bool = False,
+    unfinished: bool = False,
+) -> str:
+    """A span's line: from its end entry when it has ended, else from its start entry."""
+    shown = end if end is not None else start
+    parts = [("└ end " if closing else "") + term.fit(shown.get("name", "?"), None if full else VALUE_CHARS)]
+    if not closing:
+        parts.append(f"[{term.fit(shown.get('layer', '?'), 8)}]")
+    if end is None:
+        parts.append("UNFINISHED" if unfinished else "…")
+    else:
+        took = end.get("duration_ns")
+        if isinstance(took, (int, float)) and not isinstance(took, bool):
+            parts.append(term.duration(took / 1e9))
+        parts.append(_status(end, full))
+    parts += span_facts(shown, full)
+    return " ".join(p for p in parts if p)
+
+
+def _message_text(entry: dict[str, Any], full: bool) -> str:
+    content = entry.get("content")
+    if content is not None:
+        text = _preview(content, full)
+    else:
+        text = f"<{term.clean(entry.get('content_chars', '?'))} chars>"
+    calls = entry.get("tool_calls")
+    if isinstance(calls, list) and calls:
+        names = [
+            str(
+                (c.get("function") or {}).get("name")
+                if isinstance(c.get("function"), dict)
+                else c.get("name")
+            )
+            for c in calls
+            if isinstance(c, dict)
+        ]
+        text += f" calls {term.fit(','.join(names), VALUE_CHARS)}"
+    if entry.get("tool_call_id"):
+        text += f" (for {term.fit(entry['tool_call_id'], VALUE_CHARS)})"
+    return f"✉ {term.fit(entry.get('role', '?'), 20)}: {text}"
+
+
+def _foreign_text(entry: dict[str, Any], full: bool) -> str:
+    """An entry of a shape we do not know (DevDuck's ``event_type``/``data``, DM's ``event``/``payload``)."""
+    kind = entry.get("type") or entry.get("event_type") or entry.get("event") or "?"
+    data = entry.get("data", entry.get("payload"))
+    parts = [term.fit(kind, VALUE_CHARS)]
+    if entry.get("name") is not None:
+        parts.append(term.fit(entry["name"], None if full else VALUE_CHARS))
+    if entry.get("layer"):
+        parts.append(f"[{term.fit(entry['layer'], 8)}]")
+    if isinstance(data, dict):
+        for key in list(data)[:3]:
+            parts.append(f"{term.fit(key, 40)}={_preview(data[key], full)}")
+    return " ".join(parts)
+
+
+def describe(entry: dict[str, Any], full: bool = False) -> str:
+    """One line of text for an entry that is not a span (spans: :func:`_span_text`)."""
     kind = entry.get("type")
     if kind in (fmt.SESSION_START, fmt.SESSION_JOIN):
-        meta = entry.get("metadata") or {}
-        return f"{kind} {entry.get('session_id')} tier={entry.get('tier')} pid={meta.get('pid')}"
+        meta = entry.get("metadata")
+        meta = meta if isinstance(meta, dict) else {}
+        session_id = term.fit(entry.get("session_id", "?"), VALUE_CHARS)
+        text = f"{kind} {session_id}"
+        if entry.get("tier") is not None:
+            text += f" tier={term.fit(entry['tier'], 16)}"
+        if meta.get("pid") is not None:
+            text += f" pid={term.fit(meta['pid'], 16)}"
+        if kind == fmt.SESSION_JOIN and meta.get("parent_span_id"):
+            text += f" (child process, under span {term.fit(meta['parent_span_id'], 32)})"
+        return text
     if kind == fmt.SESSION_END:
-        return f"session.end after {(entry.get('duration_ns') or 0) / 1e9:.3f}s counts={entry.get('counts')}"
-    if kind == fmt.SPAN_END:
-        status = (entry.get("status") or {}).get("code")
-        took = f"{(entry.get('duration_ns') or 0) / 1e6:.1f}ms {status}"
-        if alone:  # a short span: no start entry, the end says it all
-            return f"{entry.get('name')} [{entry.get('layer')}] {took}"
-        return f"└ end {entry.get('name')} {took}"
-    if kind == fmt.SPAN_START:
-        return f"{entry.get('name')} [{entry.get('layer')}]"
+        took = entry.get("duration_ns")
+        seconds = took / 1e9 if isinstance(took, (int, float)) and not isinstance(took, bool) else None
+        text = f"session.end after {term.duration(seconds)}"
+        if entry.get("unfinished_spans"):
+            text += f" unfinished_spans={term.clean(entry['unfinished_spans'])}"
+        return text
     if kind == fmt.SPAN_EVENT:
-        attrs = entry.get("attributes") or {}
-        detail = " ".join(f"{k}={v}" for k, v in list(attrs.items())[:3])
-        return f"· {entry.get('name')} {detail}"
+        return " ".join(["·", term.fit(entry.get("name", "?"), VALUE_CHARS), *_event_facts(entry, full)])
     if kind == fmt.MESSAGE:
-        content = entry.get("content")
-        if isinstance(content, str):
-            text = content.replace("\n", " ")[:80]
-        else:
-            text = f"<{entry.get('content_chars')} chars sha256={str(entry.get('content_sha256'))[:12]}>"
-        return f"✉ {entry.get('role')}: {text}"
+        return _message_text(entry, full)
     if kind == fmt.SNAPSHOT:
-        return f"📸 snapshot #{entry.get('snapshot_id')} {entry.get('description', '')}"
-    return str(kind)
+        description = entry.get("description")
+        text = f"snapshot #{term.fit(entry.get('snapshot_id', '?'), 12)}"
+        if description:
+            text += f" {_preview(description, full)}"
+        if entry.get("messages_count") is not None:
+            text += f" ({term.clean(entry['messages_count'])} messages)"
+        return text
+    return _foreign_text(entry, full)
+
+
+# --- which lines are shown --------------------------------------------------------------------
+
+
+class _Filter:
+    def __init__(self, args: argparse.Namespace):
+        self.layer = args.layer
+        self.types = set(args.types or ())
+        self.depth = args.depth
+        self.errors = args.errors
+
+    def keeps(self, entry: dict[str, Any], level: int, *, error: bool = False) -> bool:
+        if self.depth is not None and level > self.depth:
+            return False
+        if self.layer and entry.get("layer") != self.layer:
+            return False
+        kind = entry.get("type")
+        if self.errors and not (error or (kind == fmt.SPAN_EVENT and entry.get("name") == "exception")):
+            return False
+        if self.types:
+            attrs = entry.get("attributes")
+            names = {
+                kind,
+                "span" if kind in (fmt.SPAN_START, fmt.SPAN_END) else None,
+                "session" if kind in (fmt.SESSION_START, fmt.SESSION_JOIN, fmt.SESSION_END) else None,
+                entry.get("name") if kind == fmt.SPAN_EVENT else None,
+                attrs.get(sc.GEN_AI_OPERATION_NAME) if isinstance(attrs, dict) else None,
+            }
+            if not self.types & names:
+                return False
+        return True
+
+
+# --- the tree, streamed -----------------------------------------------------------------------
+
+
+class _Pending:
+    """A span whose line waits for its end entry."""
+
+    __slots__ = ("end", "level", "printed", "start", "unfinished")
+
+    def __init__(self, start: dict[str, Any], level: int):
+        self.start = start
+        self.level = level
+        self.end: dict[str, Any] | None = None
+        self.printed = False
+        self.unfinished = False
+
+
+class TreePrinter:
+    """Turns entries, in file order, into indented lines; call :meth:`add` then :meth:`flush`."""
+
+    def __init__(self, out: IO[str], keep: _Filter, *, full: bool, columns: int | None):
+        self.out = out
+        self.keep = keep
+        self.full = full
+        self.columns = columns
+        self.levels: dict[str, int] = {}  # entry id -> level, for entries that can have children
+        self.span_levels: dict[str, int] = {}  # span id -> level, to hang a child process under it
+        self.span_names: dict[str, str] = {}
+        self.open: dict[str, _Pending] = {}
+        self.queue: deque[_Pending | tuple[str, int, dict[str, Any]]] = deque()
+        self.count = 0
+
+    def _level(self, entry: dict[str, Any]) -> int:
+        parent = entry.get("parent_id")
+        if not isinstance(parent, str) or not parent:
+            return 0
+        return self.levels.get(parent, 0) + 1
+
+    def add(self, entry: dict[str, Any]) -> None:
+        self.count += 1
+        kind = entry.get("type")
+        eid = entry.get("id")
+        eid = eid if isinstance(eid, str) else ""
+        span_id = entry.get("span_id")
+        span_id = span_id if isinstance(span_id, str) else ""
+        if kind in (fmt.SESSION_START, fmt.SESSION_JOIN):
+            level = 0
+            meta = entry.get("metadata")
+            parent_span = meta.get("parent_span_id") if isinstance(meta, dict) else None
+            if kind == fmt.SESSION_JOIN and isinstance(parent_span, str) and parent_span in self.span_levels:
+                level = self.span_levels[parent_span] + 1
+            if eid:
+                self.levels[eid] = level
+            self.queue.append((eid, level, entry))
+        elif kind == fmt.SPAN_START and span_id:
+            level = self._level(entry)
+            if eid:
+                self.levels[eid] = level
+            self.span_levels[span_id] = level
+            pending = self.open[span_id] = _Pending(entry, level)
+            self.queue.append(pending)
+        elif kind == fmt.SPAN_END and span_id in self.open:
+            pending = self.open.pop(span_id)
+            self.levels.pop(str(pending.start.get("id")), None)
+            if pending.printed:  # printed open: close it with a line of its own
+                self.queue.append(("", pending.level, {"$closing": pending, **entry}))
+            else:
+                pending.end = entry
+        elif kind == fmt.SPAN_END:  # a span with no start entry: its end says it all
+            level = self._level(entry)
+            if span_id:
+                self.span_levels[span_id] = level
+            pending = _Pending(entry, level)
+            pending.end = entry
+            self.queue.append(pending)
+        else:
+            self.queue.append((eid, self._level(entry), entry))
+        self.flush(LOOKAHEAD)
+
+    def flush(self, keep_pending: int = 0) -> None:
+        """Print the lines that are ready; past ``keep_pending`` queued lines, print the first open
+        span as it is (0: everything now, open spans as open)."""
+        queue = self.queue
+        while queue:
+            head = queue[0]
+            if isinstance(head, _Pending):
+                if head.end is None and len(queue) <= keep_pending:
+                    return
+                queue.popleft()
+                self._print_span(head)
+            else:
+                queue.popleft()
+                eid, level, entry = head
+                closing = entry.get("$closing")
+                if closing is not None:
+                    if self.keep.keeps(entry, level, error=bool(_status(entry, False))):
+                        self._write(
+                            str(closing.start.get("id", "")), level, _span_text(entry, entry, self.full, True)
+                        )
+                elif self.keep.keeps(entry, level):
+                    self._write(eid, level, describe(entry, self.full))
+
+    def _print_span(self, pending: _Pending) -> None:
+        shown = pending.end if pending.end is not None else pending.start
+        if pending.end is None and not pending.unfinished:
+            pending.printed = True
+        if self.keep.keeps(shown, pending.level, error=bool(_status(shown, False))):
+            text = _span_text(pending.start, pending.end, self.full, unfinished=pending.unfinished)
+            self._write(str(pending.start.get("id", "")), pending.level, text)
+
+    def finish(self) -> None:
+        """End of the file: spans still open are unfinished."""
+        earlier = [p for p in self.open.values() if p.printed]
+        for pending in self.open.values():
+            pending.unfinished = True
+        self.flush(0)
+        for pending in earlier:
+            if self.keep.keeps(pending.start, pending.level):
+                name = term.fit(pending.start.get("name", "?"), None if self.full else VALUE_CHARS)
+                self._write(str(pending.start.get("id", "")), pending.level, f"└ {name} UNFINISHED")
+        self.open.clear()
+
+    def _write(self, eid: str, level: int, text: str) -> None:
+        line = f"{term.clean(eid)}  {'  ' * level}{text}"
+        if self.columns is not None and len(line) > self.columns:
+            line = line[: max(self.columns - 1, 0)] + "…"
+        self.out.write(line + "\n")
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+
+def _check_input(path: Path) -> None:
+    """Refuse what is not a regular session file before opening it (a FIFO would hang, a device
+    never ends, an empty file holds no session)."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: no such session file") from None
+    except OSError as exc:
+        raise fmt.SessionFormatError(path, None, f"cannot read ({exc.strerror})") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise fmt.SessionFormatError(path, None, "is a directory (list it with `otel-agent-trace list DIR`)")
+    if not stat.S_ISREG(st.st_mode):
+        raise fmt.SessionFormatError(path, None, "not a regular file (a FIFO, a device or a socket)")
+    if st.st_size == 0:
+        raise fmt.SessionFormatError(path, None, "empty file: no session entries")
+    if not os.access(path, os.R_OK):
+        raise fmt.SessionFormatError(path, None, "cannot read (permission denied)")
+
+
+def _entries(path: Path, issues: list[fmt.ReadIssue]) -> Iterator[dict[str, Any]]:
+    """The file's entries, then (for a ``.jsonl`` trace file) its child processes' files."""
+    first: dict[str, Any] | None = None
+    joins: set[str] = set()
+    for entry in fmt.iter_entries(path, issues):
+        first = first or entry
+        if entry.get("type") == fmt.SESSION_JOIN:
+            joins.add(str(entry.get("id")))
+        yield entry
+    if first is None or first.get("type") != fmt.SESSION_START or path.suffix != fmt.JSONL_SUFFIX:
+        return
+    session_id, tier = first.get("session_id"), first.get("tier")
+    if not isinstance(session_id, str) or not session_id or "/" in session_id:
+        return
+    for child in fmt.child_files(path.parent, session_id, path, str(tier))[1:]:
+        entries = fmt.iter_files([child], issues)
+        head = next(entries, None)
+        if head is None or str(head.get("id")) in joins:  # already read (the reader includes children)
+            continue
+        yield head
+        yield from entries
+
+
+def _follow(path: Path, printer: TreePrinter, issues: list[fmt.ReadIssue], poll: float = 0.2) -> None:
+    """Print a live ``.jsonl`` file as it grows, until its ``session.end`` (or Ctrl-C)."""
+    number = 0
+    partial = b""
+    with open(path, "rb") as stream:
+        while True:
+            chunk = stream.readline()
+            if chunk and not chunk.endswith(b"\n"):
+                partial += chunk  # the writer is mid-line: wait for the rest
+                chunk = b""
+            elif chunk:
+                chunk, partial = partial + chunk, b""
+            if not chunk:
+                printer.flush(0)
+                printer.out.flush()
+                time.sleep(poll)
+                continue
+            number += 1
+            if not chunk.strip():
+                continue
+            try:
+                entry = orjson.loads(chunk)
+            except orjson.JSONDecodeError as exc:
+                issue = fmt.ReadIssue(str(path), number, f"not JSON ({exc})")
+                issues.append(issue)
+                print(f"warning: {issue}", file=sys.stderr)
+                continue
+            if not isinstance(entry, dict):
+                continue
+            printer.add(entry)
+            if entry.get("type") == fmt.SESSION_END:
+                return
 
 
 def run(args: argparse.Namespace) -> int:
+    path = Path(args.path).expanduser()
+    _check_input(path)
+    if args.html:
+        from otel_agent_trace.offline.html import write_html
+
+        out = write_html(path, Path(args.html))
+        print(f"wrote {term.clean(out)}")
+        return 0
     issues: list[fmt.ReadIssue] = []
-    depth: dict[str, int] = {}
-    span_depth: dict[str, int] = {}  # span id -> depth, to hang a child process under its span
+    keep = _Filter(args)
     out = sys.stdout
-    for entry in iter_entries(args.path, issues):
-        eid = entry.get("id", "")
-        kind = entry.get("type")
-        level = depth.get(entry.get("parent_id") or "", -1) + 1
-        alone = False
-        if kind == fmt.SPAN_END:
-            if entry.get("span_id") in span_depth:  # under its start entry
-                level = max(level - 1, 0)
-            else:
-                alone = True
-                span_depth[entry.get("span_id", "")] = level
-        elif kind == fmt.SPAN_START:
-            span_depth[entry.get("span_id", "")] = level
-        elif kind == fmt.SESSION_JOIN:
-            parent_span = (entry.get("metadata") or {}).get("parent_span_id") or ""
-            level = span_depth.get(parent_span, -1) + 1
-        depth[eid] = level
-        if args.layer and entry.get("layer") != args.layer:
-            continue
-        if args.json:
-            out.write(fmt.dumps(entry).decode())
+    columns = None if args.full else term.width(out)
+    count = 0
+    if args.json:
+        levels: dict[str, int] = {}
+        for entry in _entries(path, issues):
+            count += 1
+            parent = entry.get("parent_id")
+            level = levels.get(parent, 0) + 1 if isinstance(parent, str) and parent else 0
+            kind = entry.get("type")
+            if kind == fmt.SPAN_END and parent in levels:
+                level = levels[parent]  # under its own start entry: the span's level
+            elif kind in (fmt.SPAN_START, fmt.SESSION_START, fmt.SESSION_JOIN) and isinstance(
+                entry.get("id"), str
+            ):
+                levels[entry["id"]] = level
+            if keep.keeps(entry, level, error=bool(_status(entry, False))):
+                out.write(term.json_line(entry))
+    else:
+        printer = TreePrinter(out, keep, full=args.full, columns=columns)
+        if args.follow and path.suffix == fmt.JSONL_SUFFIX:
+            try:
+                _follow(path, printer, issues)
+            except KeyboardInterrupt:
+                pass
         else:
-            out.write(f"{eid}  {'  ' * level}{_describe(entry, alone)}\n")
-    for issue in issues:
-        print(f"warning: {issue}", file=sys.stderr)
+            for entry in _entries(path, issues):
+                printer.add(entry)
+        printer.finish()
+        count = printer.count
+    out.flush()
+    bad = [issue for issue in issues if not issue.reason.startswith("torn")]
+    if args.lenient:
+        for issue in issues:
+            if issue.reason.startswith("torn"):
+                print(f"warning: {term.clean(issue)}", file=sys.stderr)
+        if bad:
+            print(f"warning: {path}: skipped {len(bad)} bad line(s)", file=sys.stderr)
+    else:
+        for issue in issues:
+            print(f"warning: {term.clean(issue)}", file=sys.stderr)
+    if count == 0:
+        raise fmt.SessionFormatError(path, None, "no session entries")
     # A torn last line is what a killed writer leaves: expected. Any other bad line is not.
-    return 1 if any(not issue.reason.startswith("torn") for issue in issues) else 0
+    return 1 if bad and not args.lenient else 0
