@@ -1,0 +1,49 @@
+"""``otel-agent-trace fork SESSION --at ID [--output PATH]``: branch a session at an entry."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+
+from otel_agent_trace.offline.fork import fork_session
+from otel_agent_trace.offline.loader import load_session
+from otel_agent_trace.offline.replay import EntryNotFound
+
+from ._terminal import clean
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("fork", help="branch a session at an entry into a new file")
+    p.add_argument("path", help="session .jsonl or .zip")
+    p.add_argument("--at", required=True, help="fork point: entry id or unique prefix")
+    p.add_argument("--output", help="new file (never overwritten; default beside the source)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    session = load_session(args.path)
+    try:
+        result = fork_session(session, args.at, args.output)
+    except EntryNotFound as exc:
+        print(f"otel-agent-trace: {args.path}: {clean(exc)}", file=sys.stderr)
+        return 2
+    except FileExistsError as exc:
+        print(
+            f"otel-agent-trace: {clean(exc.filename)} exists: a fork never overwrites a file", file=sys.stderr
+        )
+        return 2
+    print(
+        f"forked {clean(result.source_session)} at {clean(result.fork_point)}: "
+        f"{result.entries_copied} entries + 1 fork entry -> {clean(result.path)} ({result.tier} tier)"
+    )
+    if result.resumable:
+        print(f"resumable: {clean(result.reason)}")
+        print(
+            "  otel-agent-trace resume "
+            + clean(shlex.quote(str(result.path)))
+            + f' --snapshot {result.snapshot_id} --agent your_module:make_agent "your next question"'
+        )
+    else:
+        print(f"not resumable: {clean(result.reason)}")
+    return 0

@@ -1,0 +1,132 @@
+"""``otel-agent-trace resume SESSION [--snapshot N | --at ID] --agent module:factory ["query"]``:
+restore a recorded conversation into your agent and, given a query, continue it — recorded as a
+new session linked to the point it resumed from.
+
+The agent factory comes from the command line only, never from the file; the recorded working
+directory is used only with ``--cwd recorded``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from typing import Any
+
+from otel_agent_trace.offline.loader import load_session
+from otel_agent_trace.offline.replay import EntryNotFound
+from otel_agent_trace.offline.resume import ResumeError, resume_and_continue, resume_from_snapshot
+
+from ._terminal import clean, fit, width
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("resume", help="restore a recorded conversation into your agent and continue it")
+    p.add_argument("path", help="checkpoint-tier session .jsonl or .zip")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--snapshot", type=int, help="snapshot number (default: the latest)")
+    where.add_argument("--at", help="the latest snapshot at or before this entry (id or unique prefix)")
+    p.add_argument(
+        "--agent", required=True, help="module:factory that returns your agent (called with no arguments)"
+    )
+    p.add_argument(
+        "--cwd",
+        choices=["here", "recorded"],
+        default="here",
+        help="run in the current directory (default) or the one the snapshot recorded",
+    )
+    p.add_argument("--directory", help="where the continuation is recorded (default: AGENT_TRACE_DIR)")
+    p.add_argument("query", nargs="?", help="what to ask next (without it: restore and report only)")
+    p.set_defaults(func=run)
+
+
+def load_factory(spec: str) -> Any:
+    """``module:attribute`` from the current directory or the installed packages."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(f"--agent {spec!r}: expected module:factory")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    obj: Any = importlib.import_module(module_name)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def run(args: argparse.Namespace) -> int:
+    session = load_session(args.path)
+    try:
+        factory = load_factory(args.agent)
+    except (ValueError, ImportError, AttributeError) as exc:
+        print(f"otel-agent-trace: cannot load the agent factory: {clean(exc)}", file=sys.stderr)
+        return 2
+    agent = factory()
+    try:
+        preview = resume_from_snapshot(session, args.snapshot, at=args.at)
+    except (ResumeError, EntryNotFound) as exc:
+        print(f"otel-agent-trace: {clean(exc)}", file=sys.stderr)
+        return 2
+    if args.cwd == "recorded":
+        if not preview.cwd or not os.path.isdir(preview.cwd):
+            print(
+                f"otel-agent-trace: the recorded directory {clean(preview.cwd)!r} does not exist here",
+                file=sys.stderr,
+            )
+            return 2
+        print(f"working directory: {clean(preview.cwd)} (recorded; asked by --cwd recorded)")
+        os.chdir(preview.cwd)
+    cols = width()
+    print(
+        f"restoring {clean(session.session_id)} snapshot #{preview.snapshot_id} ({clean(preview.entry_id)}): "
+        f"{len(preview.messages)} messages"
+    )
+    if not args.query:
+        restored = resume_from_snapshot(session, preview.snapshot_id, agent=agent)
+        print(f"restored into {restored.target}; no query given, nothing run")
+        return 0
+    answer = _continue(args, session, preview, agent)
+    print(fit(f"answer: {answer.answer}", cols))
+    return 0
+
+
+def _continue(args: argparse.Namespace, session: Any, preview: Any, agent: Any) -> Any:
+    import otel_agent_trace.api as oat  # the continuation is recorded: only here is capture code loaded
+
+    link = {
+        "session_id": session.session_id,
+        "entry_id": preview.entry_id,
+        "snapshot_id": preview.snapshot_id,
+        "path": str(session.path),
+    }
+    name = f"resume {session.session_id} at {preview.entry_id}"
+    kwargs: dict[str, Any] = {"metadata": {"resumed_from": link}}
+    if args.directory:
+        kwargs["directory"] = args.directory
+    if not os.environ.get("AGENT_TRACE_TIER"):
+        kwargs["tier"] = "checkpoint"  # the source was private: so is its continuation
+    with oat.session(name, **kwargs) as rec, oat.agent(name) as span:
+        span.set_attribute("agent_trace.resume.source_session", session.session_id)
+        span.set_attribute("agent_trace.resume.source_entry", preview.entry_id)
+        for message in preview.messages:
+            oat.record_message(message.get("role", "user"), message.get("content"))
+        oat.record_message("user", args.query)
+        done = resume_and_continue(session, preview.snapshot_id, args.query, agent)
+        oat.record_message("assistant", done.answer)
+        messages = getattr(agent, "messages", None)
+        if not isinstance(messages, list):
+            messages = [
+                *preview.messages,
+                {"role": "user", "content": args.query},
+                {"role": "assistant", "content": done.answer},
+            ]
+        oat.snapshot(
+            f"resumed from {session.session_id} at {preview.entry_id}",
+            messages=messages,
+            system_prompt=preview.system_prompt,
+            last_query=args.query,
+            last_result=done.answer,
+        )
+    for path in rec.files:
+        print(f"recorded: {clean(path)}")
+    return done

@@ -1,0 +1,251 @@
+"""Tool replay: re-run recorded tool calls whose callables can be imported, in a workspace, and
+compare each new result with the recorded one.
+
+Safety rules: nothing runs unless asked (``execute=True`` / ``--execute-tools``); each call runs in
+a child process whose working directory is the workspace (this process never changes its own);
+calls that failed or were refused in the original run are not re-run; a tool whose recorded run
+started processes is blocked unless ``allow_shell``, one that opened files for writing, deleted,
+renamed or made them unless ``allow_writes`` (judged from the system-layer entries recorded under
+its span). The import path comes from the recording, but only tool replay, asked for by the user,
+imports it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from otel_agent_trace import semconv
+from otel_agent_trace import session_format as fmt
+
+from .compare import inexact_reason, results_match
+
+OK, MISMATCH, BLOCKED, UNKNOWN, ERROR, SKIPPED = "ok", "mismatch", "blocked", "unknown", "error", "skipped"
+STATUSES = (OK, MISMATCH, BLOCKED, UNKNOWN, ERROR, SKIPPED)
+
+_WRITE_EVENTS = ("file.delete", "file.rename", "file.mkdir")
+_PROCESS_EVENTS = ("process.exec", "process.spawn", "process.fork")
+
+
+@dataclass
+class ToolCall:
+    """One recorded tool call and what its recording says about it."""
+
+    entry_id: str
+    span_id: str
+    name: str
+    import_path: str | None
+    arguments: Any
+    has_arguments: bool
+    result: Any
+    has_result: bool
+    failed: str | None  # why it did not succeed originally (None: it did)
+    commands: list[str] = field(default_factory=list)  # processes it started
+    writes: list[str] = field(default_factory=list)  # files it wrote, deleted, renamed or made
+
+
+@dataclass
+class CallReport:
+    call: ToolCall
+    status: str
+    detail: str = ""
+    new_result: Any = None
+
+
+@dataclass
+class ToolReplayReport:
+    tier: str
+    executed: bool
+    calls: list[CallReport]
+
+    def count(self, status: str) -> int:
+        return sum(1 for c in self.calls if c.status == status)
+
+    @property
+    def exit_code(self) -> int:
+        """1 when a re-run call gave another result or failed where it had succeeded."""
+        return 1 if any(c.status in (MISMATCH, ERROR) for c in self.calls) else 0
+
+
+def _descendants(spans: list[Any]) -> dict[str, list[Any]]:
+    children: dict[str, list[Any]] = {}
+    for span in spans:
+        if span.parent_span_id:
+            children.setdefault(span.parent_span_id, []).append(span)
+    return children
+
+
+def _effects(span: Any, children: dict[str, list[Any]]) -> tuple[list[str], list[str]]:
+    """Processes started and files written under ``span`` (its own events and its sub-spans')."""
+    commands: list[str] = []
+    writes: list[str] = []
+    stack = [span]
+    while stack:
+        current = stack.pop()
+        attrs = current.attributes or {}
+        if current is not span and (
+            semconv.PROCESS_COMMAND_ARGS in attrs or current.name.startswith("process ")
+        ):
+            args = attrs.get(semconv.PROCESS_COMMAND_ARGS)
+            commands.append(" ".join(map(str, args)) if isinstance(args, list) else current.name)
+        for event in current.events:
+            name = event.get("name", "")
+            ev = event.get("attributes") or {}
+            if name == "file.open" and (ev.get("agent_trace.file.access") in ("write", "read_write")):
+                writes.append(str(ev.get(semconv.FILE_PATH)))
+            elif name in _WRITE_EVENTS:
+                writes.append(f"{name} {ev.get(semconv.FILE_PATH)}")
+            elif name in _PROCESS_EVENTS:
+                commands.append(f"{name} {ev.get(semconv.PROCESS_COMMAND_ARGS) or ''}".strip())
+        stack.extend(children.get(current.span_id, ()))
+    return commands, writes
+
+
+def recorded_calls(session: Any) -> list[ToolCall]:
+    """Every tool call of the session (``execute_tool`` spans), in start order."""
+    spans = session.spans
+    children = _descendants(spans)
+    calls = []
+    for span in spans:
+        attrs = span.attributes or {}
+        if attrs.get(semconv.GEN_AI_OPERATION_NAME) != semconv.OP_EXECUTE_TOOL:
+            continue
+        content = span.content or {}
+        failed = None
+        if not span.finished:
+            failed = "it never finished in the original run"
+        elif span.status == fmt.STATUS_ERROR:
+            why = span.status_description or attrs.get(semconv.ERROR_TYPE) or "error"
+            failed = f"it failed in the original run ({why})"
+        commands, writes = _effects(span, children)
+        calls.append(
+            ToolCall(
+                entry_id=span.entry_id,
+                span_id=span.span_id,
+                name=str(attrs.get(semconv.GEN_AI_TOOL_NAME) or span.name),
+                import_path=attrs.get(semconv.TOOL_IMPORT_PATH),
+                arguments=content.get("tool_arguments"),
+                has_arguments="tool_arguments" in content,
+                result=content.get("tool_result"),
+                has_result="tool_result" in content,
+                failed=failed,
+                commands=commands,
+                writes=writes,
+            )
+        )
+    return calls
+
+
+def why_not_replayable(call: ToolCall, tier: str) -> str | None:
+    """Why a call cannot be re-run from this recording (``None``: it can)."""
+    if not call.import_path:
+        return "no import path recorded (a lambda, a closure or a tool object without a function)"
+    if call.import_path.startswith("__main__:"):
+        return (
+            f"{call.import_path} was defined in the recorded script itself (__main__): it cannot be imported"
+        )
+    if not call.has_arguments:
+        return "its arguments were not recorded"
+    if not call.has_result:
+        return "its result was not recorded"
+    if tier != "checkpoint":
+        reason = inexact_reason(call.arguments)
+        if reason:
+            return f"trace tier: {reason}; the checkpoint tier keeps exact arguments"
+    return None
+
+
+def _child_env() -> dict[str, str]:
+    """The environment of a tool's child process: no recording, no OTLP export, and the importable
+    paths of this process (so the tool imports as it would here)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "AGENT_TRACE_"))}
+    env["AGENT_TRACE_RECORD"] = "false"
+    env["OTEL_SDK_DISABLED"] = "true"
+    paths = [os.getcwd()] + [p for p in sys.path if p and "auto_instrumentation" not in p]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    return env
+
+
+def run_call(call: ToolCall, workspace: Path, timeout: float = 60.0) -> dict[str, Any]:
+    """Run one call in a child process with ``cwd=workspace``; its JSON answer."""
+    request = orjson.dumps({"import_path": call.import_path, "arguments": call.arguments})
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "otel_agent_trace.offline.replay._call"],
+            input=request,
+            capture_output=True,
+            cwd=workspace,
+            env=_child_env(),
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        return {"ok": False, "stage": "call", "error": f"timed out after {timeout:g}s"}
+    try:
+        return orjson.loads(done.stdout)
+    except orjson.JSONDecodeError:
+        tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
+        return {
+            "ok": False,
+            "stage": "call",
+            "error": f"the tool process exited {done.returncode}: {tail[0]}",
+        }
+
+
+def replay_tools(
+    session: Any,
+    *,
+    execute: bool = False,
+    workspace: str | os.PathLike[str] | None = None,
+    allow_shell: bool = False,
+    allow_writes: bool = False,
+    only: str | None = None,
+    timeout: float = 60.0,
+) -> ToolReplayReport:
+    """Check (and with ``execute``, re-run in ``workspace``) every recorded tool call; one
+    :class:`CallReport` each: ok / mismatch / blocked / unknown / error / skipped."""
+    if execute and workspace is None:
+        raise ValueError("tool replay needs a workspace directory")
+    root = Path(workspace).expanduser() if workspace is not None else None
+    if execute and root is not None:
+        root.mkdir(parents=True, exist_ok=True)
+    exact = session.tier == "checkpoint"
+    reports = []
+    for call in recorded_calls(session):
+        if only is not None and call.name != only:
+            continue
+        if call.failed:
+            reports.append(CallReport(call, SKIPPED, f"not re-run: {call.failed}"))
+            continue
+        reason = why_not_replayable(call, session.tier)
+        if reason:
+            reports.append(CallReport(call, UNKNOWN, reason))
+            continue
+        blocked = []
+        if call.commands and not allow_shell:
+            blocked.append(f"it ran commands ({call.commands[0]}); allow with --allow-shell")
+        if call.writes and not allow_writes:
+            blocked.append(f"it wrote files ({call.writes[0]}); allow with --allow-writes")
+        if blocked:
+            reports.append(CallReport(call, BLOCKED, "; ".join(blocked)))
+            continue
+        if not execute or root is None:
+            reports.append(CallReport(call, UNKNOWN, "replayable (not run: dry)"))
+            continue
+        answer = run_call(call, root, timeout)
+        if not answer.get("ok"):
+            status = UNKNOWN if answer.get("stage") == "import" else ERROR
+            what = "cannot import it" if status == UNKNOWN else "it failed"
+            reports.append(CallReport(call, status, f"{what}: {answer.get('error')}"))
+            continue
+        new = answer.get("result")
+        if results_match(call.result, new, exact=exact):
+            reports.append(CallReport(call, OK, "same result", new))
+        else:
+            reports.append(CallReport(call, MISMATCH, "the result differs from the recorded one", new))
+    return ToolReplayReport(session.tier, execute, reports)
