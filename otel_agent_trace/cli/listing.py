@@ -1,66 +1,295 @@
-"""``otel-agent-trace list [DIR]``: the sessions in a directory, newest first."""
+"""``otel-agent-trace list [DIR]``: the sessions in a directory, newest first, one row each.
+
+A session's files — trace and checkpoint ``.jsonl``, child-process files, ``.zip`` — are grouped
+under its session id. Only the head of each file is read (its first line, or a ZIP's
+``metadata.json``, both with a size cap) and the tail of a ``.jsonl`` (for ``session.end``), so
+listing is fast whatever the sizes. Symbolic links, FIFOs, devices and directories are skipped,
+never opened.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
+import stat
+import sys
+import time
+import zipfile
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+import orjson
 
 from otel_agent_trace import session_format as fmt
-from otel_agent_trace.offline.loader import iter_entries
 from otel_agent_trace.settings import get_settings
+
+from . import _terminal as term
+
+HEAD_BYTES = 1 << 20  # the first line (session.start, with its metadata) must fit here
+TAIL_BYTES = 64 << 10  # where session.end is looked for
+META_BYTES = 1 << 20  # a ZIP's metadata.json larger than this is not read
+
+# <session>[.p<pid>][.checkpoint].(jsonl|zip)
+_NAME = re.compile(r"^(?P<base>.+?)(?P<child>\.p\d+)?(?P<checkpoint>\.checkpoint)?\.(?P<ext>jsonl|zip)$")
+
+
+@dataclass
+class SessionFiles:
+    """The files of one session in a directory, and what their heads say."""
+
+    session_id: str
+    files: list[Path] = field(default_factory=list)
+    tiers: set[str] = field(default_factory=set)
+    children: int = 0
+    zips: int = 0
+    start_ts: float | None = None  # seconds since the epoch
+    duration_s: float | None = None
+    complete: bool = False
+    size: int = 0
+    mtime: float = 0.0
+    foreign: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "started": self.start_ts,
+            "duration_s": self.duration_s,
+            "complete": self.complete,
+            "tiers": sorted(self.tiers),
+            "child_files": self.children,
+            "zips": self.zips,
+            "bytes": self.size,
+            "files": [p.name for p in self.files],
+            **({"format": self.foreign} if self.foreign else {}),
+        }
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("list", help="list recorded sessions")
-    p.add_argument("directory", nargs="?", help="sessions directory (default: AGENT_TRACE_DIR)")
+    p = sub.add_parser(
+        "list",
+        help="list recorded sessions",
+        description="List the sessions in a directory, newest first. Exit codes: 0 ok, 2 the "
+        "directory is missing or unreadable.",
+    )
+    p.add_argument(
+        "directory", nargs="?", help="sessions directory (default: AGENT_TRACE_DIR or ./agent-sessions)"
+    )
+    p.add_argument("--json", action="store_true", help="one JSON object per session")
     p.set_defaults(func=run)
 
 
-def summarize(path: Path) -> dict[str, object]:
-    issues: list[fmt.ReadIssue] = []
-    first: dict[str, object] | None = None
-    count = 0
-    ended = False
-    for entry in iter_entries(path, issues):
-        count += 1
-        first = first or entry
-        ended = ended or entry.get("type") == fmt.SESSION_END
-    return {
-        "path": str(path),
-        "session_id": (first or {}).get("session_id"),
-        "tier": (first or {}).get("tier"),
-        "child": (first or {}).get("type") == fmt.SESSION_JOIN,
-        "entries": count,
-        "complete": ended,
-        "issues": len(issues),
-    }
+def sessions_directory(given: str | None) -> Path:
+    """The directory to look in; a clear error when it does not exist or is not a directory."""
+    directory = Path(given).expanduser() if given else get_settings().directory
+    if not directory.exists():
+        raise FileNotFoundError(f"{directory}: no such directory")
+    if not directory.is_dir():
+        raise fmt.SessionFormatError(directory, None, "not a directory")
+    return directory
+
+
+def _first_line(path: Path) -> dict[str, Any] | None:
+    with open(path, "rb") as stream:
+        line = stream.readline(HEAD_BYTES)
+    try:
+        entry = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    return entry if isinstance(entry, dict) else None
+
+
+def _tail_has_end(path: Path, size: int) -> tuple[bool, float | None]:
+    with open(path, "rb") as stream:
+        stream.seek(max(size - TAIL_BYTES, 0))
+        tail = stream.read(TAIL_BYTES)
+    for line in reversed(tail.splitlines()):
+        if b'"session.end"' in line or b'"session.stop"' in line:
+            try:
+                entry = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(entry, dict) and entry.get("type") == fmt.SESSION_END:
+                took = entry.get("duration_ns")
+                return True, took / 1e9 if isinstance(took, (int, float)) else None
+            if isinstance(entry, dict) and entry.get("event_type") == "session.stop":
+                return True, None
+    return False, None
+
+
+def _zip_metadata(path: Path) -> dict[str, Any] | None:
+    """A session ZIP's ``metadata.json`` (``None`` when it is not a session ZIP)."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = set(zf.namelist())
+            if fmt.ZIP_EVENTS not in names:
+                return None
+            try:
+                info = zf.getinfo(fmt.ZIP_METADATA)
+            except KeyError:
+                return {}
+            if info.file_size > META_BYTES or info.flag_bits & 0x1:  # too large, or encrypted
+                return {}
+            meta = orjson.loads(zf.read(info))
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, RuntimeError):
+        return None
+    return meta if isinstance(meta, dict) else {}
+
+
+def _timestamp(value: Any) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return value / 1e9 if value > 1e12 else float(value)
+    if isinstance(value, str):
+        for pattern in (
+            "%Y-%m-%dT%H:%M:%S%z",
+            "%Y-%m-%dT%H:%M:%S.%f%z",
+            "%Y-%m-%dT%H:%M:%S.%f",
+            "%Y-%m-%dT%H:%M:%S",
+        ):
+            try:
+                return (
+                    time.mktime(time.strptime(value, pattern))
+                    if "%z" not in pattern
+                    else _aware(value, pattern)
+                )
+            except ValueError:
+                continue
+    return None
+
+
+def _aware(value: str, pattern: str) -> float:
+    from datetime import datetime
+
+    return datetime.strptime(value, pattern).timestamp()
+
+
+def _read_one(path: Path, st: os.stat_result) -> tuple[str, dict[str, Any]] | None:
+    """``(session id, facts)`` of one regular file, or ``None`` when it is not a session file."""
+    match = _NAME.match(path.name)
+    if match is None:
+        return None
+    facts: dict[str, Any] = {"child": bool(match["child"]), "checkpoint": bool(match["checkpoint"])}
+    if match["ext"] == "zip":
+        meta = _zip_metadata(path)
+        if meta is None:
+            return None
+        facts["zip"] = True
+        facts["tier"] = meta.get("tier") or (fmt.CHECKPOINT if match["checkpoint"] else None)
+        facts["start"] = _timestamp(meta.get("start_time"))
+        facts["duration"] = (
+            meta.get("duration_seconds") if isinstance(meta.get("duration_seconds"), (int, float)) else None
+        )
+        facts["complete"] = meta.get("end_time") is not None or facts["duration"] is not None
+        facts["foreign"] = (
+            None if meta.get("format") == fmt.FORMAT_NAME else ("devduck" if meta else "unknown")
+        )
+        session_id = meta.get("session_id")
+        return (session_id if isinstance(session_id, str) and session_id else match["base"]), facts
+    first = _first_line(path) if st.st_size else None
+    if first is None:
+        return None
+    if first.get("type") in (fmt.SESSION_START, fmt.SESSION_JOIN):
+        session_id = first.get("session_id")
+        facts["tier"] = first.get("tier")
+        facts["child"] = first.get("type") == fmt.SESSION_JOIN
+        facts["start"] = _timestamp(first.get("ts"))
+        facts["complete"], facts["duration"] = _tail_has_end(path, st.st_size)
+    elif "event" in first and "payload" in first:  # DM-Code-Agent
+        session_id = first.get("run_id")
+        facts.update(start=_timestamp(first.get("timestamp")), foreign="dm-code-agent", tier=None)
+        facts["complete"], facts["duration"] = False, None
+    elif "event_type" in first:  # DevDuck events, unzipped
+        session_id = None
+        facts.update(start=_timestamp(first.get("timestamp_ns")), foreign="devduck", tier=None)
+        facts["complete"], facts["duration"] = _tail_has_end(path, st.st_size)
+    else:
+        return None
+    return (session_id if isinstance(session_id, str) and session_id else match["base"]), facts
+
+
+def find_sessions(directory: Path) -> list[SessionFiles]:
+    """The sessions in ``directory`` (not its subdirectories), newest first."""
+    groups: dict[str, SessionFiles] = {}
+    with os.scandir(directory) as it:
+        entries = sorted(it, key=lambda e: e.name)
+    for item in entries:
+        if item.name.startswith("."):  # a ZIP being written (hidden temporary), or not ours
+            continue
+        try:
+            st = item.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISREG(st.st_mode):  # symlinks (dangling or not), FIFOs, devices, directories
+            continue
+        path = Path(item.path)
+        try:
+            found = _read_one(path, st)
+        except OSError:
+            continue
+        if found is None:
+            continue
+        session_id, facts = found
+        group = groups.setdefault(session_id, SessionFiles(session_id))
+        group.files.append(path)
+        group.size += st.st_size
+        group.mtime = max(group.mtime, st.st_mtime)
+        if facts.get("zip"):
+            group.zips += 1
+        elif facts.get("child"):
+            group.children += 1
+        if facts.get("tier"):
+            group.tiers.add(str(facts["tier"]))
+        if facts.get("foreign"):
+            group.foreign = facts["foreign"]
+        if not facts.get("child"):
+            if facts.get("start") is not None:
+                group.start_ts = (
+                    facts["start"] if group.start_ts is None else min(group.start_ts, facts["start"])
+                )
+            group.complete = group.complete or bool(facts.get("complete"))
+            if facts.get("duration") is not None:
+                group.duration_s = float(facts["duration"])
+    return sorted(groups.values(), key=lambda g: (g.start_ts or g.mtime, g.session_id), reverse=True)
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n} B"
+
+
+def row(group: SessionFiles) -> str:
+    """One line for a session: id, start, duration, state, tiers, size, files."""
+    started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(group.start_ts)) if group.start_ts else "?"
+    state = "complete" if group.complete else "unfinished"
+    files = []
+    if group.zips:
+        files.append("zip" if group.zips == 1 else f"{group.zips} zips")
+    if group.children:
+        files.append(f"+{group.children} child file{'s' if group.children > 1 else ''}")
+    tiers = ",".join(sorted(group.tiers)) or (group.foreign or "?")
+    took = term.duration(group.duration_s) if group.duration_s is not None else "-"
+    return (
+        f"{term.fit(group.session_id, 64)}  {started}  {took:>8}  {state:<10}  {term.fit(tiers, 24):<16}  "
+        f"{_size(group.size):>9}  {' '.join(files)}"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    directory = Path(args.directory) if args.directory else get_settings().directory
-    files = sorted(directory.glob(f"*{fmt.JSONL_SUFFIX}"), key=lambda p: p.stat().st_mtime, reverse=True)
-    if not files:
-        print(f"no sessions in {directory}")
+    directory = sessions_directory(args.directory)
+    groups = find_sessions(directory)
+    out = sys.stdout
+    if args.json:
+        for group in groups:
+            out.write(term.json_line(group.to_dict()))
         return 0
-    summaries = []
-    children: dict[object, int] = {}
-    for path in files:
-        try:
-            s = summarize(path)
-        except (fmt.SessionFormatError, OSError) as exc:
-            print(f"{path}: unreadable: {exc}")
-            continue
-        if s["child"]:  # a child process's file belongs to its parent's session
-            children[s["session_id"]] = children.get(s["session_id"], 0) + 1
-        else:
-            summaries.append(s)
-    for s in summaries:
-        path = Path(str(s["path"]))
-        state = "complete" if s["complete"] else "unfinished"
-        zips = sorted(directory.glob(f"{s['session_id']}*{fmt.ZIP_SUFFIX}"))
-        print(
-            f"{path.name}  {s['tier']}  {s['entries']} entries  {state}"
-            + (f"  +{children[s['session_id']]} child process file(s)" if s["session_id"] in children else "")
-            + (f"  zip: {', '.join(z.name for z in zips)}" if zips else "")
-        )
+    if not groups:
+        print(f"no sessions in {term.clean(directory)}")
+        return 0
+    columns = term.width(out)
+    for group in groups:
+        out.write(term.fit(row(group), columns) + "\n")
     return 0

@@ -8,9 +8,9 @@ import sys
 from otel_agent_trace._version import __version__
 from otel_agent_trace.session_format import SessionFormatError
 
-from . import fork, listing, mcp, replay, resume, view
+from . import fork, listing, mcp, prune, replay, resume, view
 
-SUBCOMMANDS = [view, listing, mcp, replay, fork, resume]
+SUBCOMMANDS = [view, listing, prune, mcp, replay, fork, resume]
 
 
 def build_parser() -> argparse.ArgumentParser:

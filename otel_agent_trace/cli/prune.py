@@ -1,0 +1,84 @@
+"""``otel-agent-trace prune --older-than DURATION [DIR]``: delete old sessions' files.
+
+Only files ``list`` recognises as session files (by name *and* content) directly inside DIR are
+deleted, all the files of a session together; a session's age is that of its newest file, so a
+session still being written is never old. Symbolic links, FIFOs, directories and anything else
+are left alone, and nothing outside DIR is touched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import stat
+import sys
+import time
+
+from . import _terminal as term
+from .listing import find_sessions, sessions_directory
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
+
+
+def parse_duration(text: str) -> float:
+    """``90s``, ``30m``, ``12h``, ``7d``, ``2w`` in seconds."""
+    match = _DURATION.match(text)
+    if match is None:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a number and a unit (s, m, h, d, w), e.g. 7d")
+    return float(match[1]) * _UNITS[match[2]]
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "prune",
+        help="delete sessions older than a duration",
+        description="Delete the files of sessions whose newest file is older than DURATION. "
+        "Exit codes: 0 ok, 1 some file could not be deleted, 2 bad input.",
+    )
+    p.add_argument(
+        "directory", nargs="?", help="sessions directory (default: AGENT_TRACE_DIR or ./agent-sessions)"
+    )
+    p.add_argument(
+        "--older-than", required=True, type=parse_duration, metavar="DURATION", help="e.g. 30m, 12h, 7d, 2w"
+    )
+    p.add_argument("--dry-run", action="store_true", help="say what would be deleted, delete nothing")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    directory = sessions_directory(args.directory)
+    cutoff = time.time() - args.older_than
+    failed = 0
+    old = [group for group in find_sessions(directory) if group.mtime < cutoff]
+    verb = "would delete" if args.dry_run else "deleted"
+    for group in old:
+        removed = []
+        for path in group.files:
+            if path.parent != directory:  # never outside DIR
+                continue
+            try:
+                st = os.lstat(path)
+                if not stat.S_ISREG(st.st_mode) or st.st_mtime >= cutoff:  # replaced or written since
+                    continue
+                if not args.dry_run:
+                    os.unlink(path)
+                removed.append(path.name)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                failed += 1
+                print(f"otel-agent-trace: {term.clean(path)}: not deleted ({exc.strerror})", file=sys.stderr)
+        if removed:
+            print(f"{verb} {term.clean(group.session_id)}: {term.clean(', '.join(removed))}")
+    if not old:
+        print(f"no sessions older than {_human(args.older_than)} in {term.clean(directory)}")
+    return 1 if failed else 0
+
+
+def _human(seconds: float) -> str:
+    for unit in ("w", "d", "h", "m"):
+        if seconds >= _UNITS[unit] and seconds % _UNITS[unit] == 0:
+            return f"{int(seconds // _UNITS[unit])}{unit}"
+    return f"{seconds:g}s"
