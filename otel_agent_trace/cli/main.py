@@ -8,9 +8,9 @@ import sys
 from otel_agent_trace._version import __version__
 from otel_agent_trace.session_format import SessionFormatError
 
-from . import fork, listing, mcp, prune, replay, resume, view
+from . import analyze, diff, export, fork, listing, mcp, prune, replay, report, resume, view
 
-SUBCOMMANDS = [view, listing, prune, mcp, replay, fork, resume]
+SUBCOMMANDS = [view, listing, prune, mcp, replay, fork, resume, export, analyze, diff, report]
 
 
 def build_parser() -> argparse.ArgumentParser:
