@@ -1,0 +1,101 @@
+"""``otel-agent-trace diff A B``: two runs compared — status, final answer, model and tool-call
+counts, tokens and duration deltas, the tool-call sequences aligned by longest common
+subsequence, and per-tool usage deltas. Reads files only.
+
+Exit codes: 0 the runs do the same thing; 1 they differ; 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from otel_agent_trace.offline import analysis
+
+from ._terminal import clean, fit, width
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("diff", help="compare two runs")
+    p.add_argument("base", help="the baseline session (.jsonl or .zip)")
+    p.add_argument("candidate", help="the session to compare with it")
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.add_argument("--strict", action="store_true", help="a bad line is an error (default: skipped)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    for name in (args.base, args.candidate):
+        if not Path(name).exists():
+            raise FileNotFoundError(f"{name}: no such session file")
+    result = analysis.compare(args.base, args.candidate, strict=args.strict)
+    if args.json:
+        sys.stdout.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        render(result, sys.stdout)
+    return 1 if result["different"] else 0
+
+
+def _answer(answer: dict[str, Any] | None) -> str:
+    if not answer:
+        return "none"
+    if answer.get("text") is not None:
+        return clean(answer["text"])
+    return f"<{answer.get('chars')} chars, sha256 {clean(str(answer.get('sha256'))[:12])}…>"
+
+
+def render(result: dict[str, Any], out: IO[str]) -> None:
+    cols = width(out)
+    out.write(fit(f"base:      {clean(result['base'])}", cols) + "\n")
+    out.write(fit(f"candidate: {clean(result['candidate'])}", cols) + "\n")
+    status, stage, health = result["status"], result["final_stage"], result["health"]
+    mark = " (changed)" if result["status_changed"] else ""
+    out.write(
+        f"status: {status['base']} → {status['candidate']}{mark}; final failure stage "
+        f"{stage['base'] or 'none'} → {stage['candidate'] or 'none'}; health {health['base']} → "
+        f"{health['candidate']}\n"
+    )
+    if result["final_answer_changed"]:
+        out.write("final answer: changed\n")
+        out.write(fit("  base:      " + _answer(result["final_answer"]["base"]), cols) + "\n")
+        out.write(fit("  candidate: " + _answer(result["final_answer"]["candidate"]), cols) + "\n")
+    else:
+        out.write("final answer: same\n")
+    out.write("metrics (base → candidate, delta):\n")
+    for name, m in result["metrics"].items():
+        delta = m["delta"]
+        sign = "+" if delta > 0 else ""
+        out.write(f"  {name:<14} {m['base']} → {m['candidate']} ({sign}{delta})\n")
+    seq = result["action_sequence"]
+    exact = "" if seq["exact_lcs"] else " (long sequences: approximate alignment)"
+    out.write(
+        f"tool calls: {seq['base_length']} → {seq['candidate_length']}; "
+        f"common prefix {seq['common_prefix']}, "
+        f"{seq['common']} in common, {seq['change_count']} changes{exact}\n"
+    )
+    for change in seq["changes"][:30]:
+        base = ", ".join(clean(a) for a in change["base"]) or "-"
+        cand = ", ".join(clean(a) for a in change["candidate"]) or "-"
+        out.write(
+            fit(
+                f"  {change['op']:<7} at {change['base_index']}/{change['candidate_index']}: "
+                f"[{base}] → [{cand}]",
+                cols,
+            )
+            + "\n"
+        )
+    if seq["change_count"] > 30:
+        out.write(f"  … {seq['change_count'] - 30} more\n")
+    usage = result["tool_usage"]["delta"]
+    if usage:
+        out.write("tool usage:\n")
+        for tool, u in usage.items():
+            sign = "+" if u["delta"] > 0 else ""
+            out.write(
+                fit(f"  {clean(tool)}: {u['base']} → {u['candidate']} ({sign}{u['delta']})", cols) + "\n"
+            )
+    out.write("different\n" if result["different"] else "same\n")

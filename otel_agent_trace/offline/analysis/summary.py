@@ -1,0 +1,532 @@
+"""One streaming pass over a session: counters, open spans and a few bounded lists.
+
+:class:`Accumulator` is fed entries one by one (:func:`summarize` does it for a file with
+:func:`otel_agent_trace.session_format.iter_entries`). Memory is bounded by the number of spans
+open at once and fixed caps (slowest spans, failures, steps), never by the file's size: nothing
+keeps entries. Every value is read defensively: a field of the wrong type counts as missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from otel_agent_trace import semconv
+from otel_agent_trace import session_format as fmt
+
+from . import classify as cls
+
+SLOWEST = 10
+FAILURES_KEPT = 50
+LOOP_KEYS_KEPT = 20_000
+UNFINISHED_KEPT = 50
+PREVIEW = 160
+
+_MODEL_OPS = cls.MODEL_OPERATIONS
+_AGENT_OPS = cls.AGENT_OPERATIONS
+
+
+def _d(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _int(value: Any) -> int:
+    return value if type(value) is int else 0
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else "" if value is None else str(value)
+
+
+def _preview(value: Any, limit: int = PREVIEW) -> str:
+    """A short one-line text of a value read from a file (JSON for structures)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        text = value
+    else:
+        try:
+            text = orjson.dumps(value).decode()
+        except (TypeError, orjson.JSONEncodeError):
+            text = str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _digest(value: Any) -> str:
+    try:
+        raw = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except (TypeError, orjson.JSONEncodeError):
+        raw = repr(value).encode("utf-8", "replace")
+    return hashlib.blake2b(raw, digest_size=8).hexdigest()
+
+
+@dataclass
+class Stat:
+    """Count, total and longest duration, errors and tokens of a group of spans."""
+
+    count: int = 0
+    total_ns: int = 0
+    max_ns: int = 0
+    errors: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+
+    def add(self, duration: int, error: bool) -> None:
+        self.count += 1
+        self.total_ns += duration
+        if duration > self.max_ns:
+            self.max_ns = duration
+        if error:
+            self.errors += 1
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "count": self.count,
+            "errors": self.errors,
+            "total_s": round(self.total_ns / 1e9, 6),
+            "mean_s": round(self.total_ns / self.count / 1e9, 6) if self.count else 0.0,
+            "max_s": round(self.max_ns / 1e9, 6),
+        }
+        if self.input_tokens or self.output_tokens or self.cache_read_tokens:
+            out["input_tokens"] = self.input_tokens
+            out["output_tokens"] = self.output_tokens
+            if self.cache_read_tokens:
+                out["cache_read_tokens"] = self.cache_read_tokens
+        return out
+
+
+@dataclass
+class Failure:
+    """One failure seen in the run, with the key a later success of the same thing clears."""
+
+    stage: str
+    key: str
+    entry_id: str
+    name: str
+    reason: str
+    ts: int
+    recovered: bool = False
+
+    def to_dict(self, start_ts: int) -> dict[str, Any]:
+        return {
+            "stage": self.stage,
+            "entry_id": self.entry_id,
+            "name": self.name,
+            "reason": self.reason,
+            "at_s": round((self.ts - start_ts) / 1e9, 3) if self.ts and start_ts else None,
+            "recovered": self.recovered,
+        }
+
+
+@dataclass
+class Verification:
+    kind: str
+    command: str
+    passed: bool
+    entry_id: str
+    ts: int
+
+
+@dataclass
+class LoopKey:
+    tool: str
+    count: int = 0
+    failed: int = 0
+    streak: int = 0
+    max_streak: int = 0
+    first_entry: str = ""
+
+
+@dataclass
+class Accumulator:
+    """Facts about a session gathered entry by entry; :mod:`.checks` turns them into verdicts.
+
+    ``actions``: keep the sequence of tool names (for ``diff``); ``steps``: keep up to this many
+    model and tool calls with previews (for ``report``).
+    """
+
+    actions: bool = False
+    steps: int = 0
+
+    session_id: str = ""
+    tier: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    entries: int = 0
+    files: int = 0
+    start_ts: int = 0
+    first_ts: int = 0
+    last_ts: int = 0
+    has_root: bool = False
+    ended: bool = False
+    end_duration_ns: int = 0
+    end_unfinished: int = 0
+    by_type: dict[str, int] = field(default_factory=dict)
+    by_layer: dict[str, Stat] = field(default_factory=dict)
+    by_model: dict[str, Stat] = field(default_factory=dict)
+    by_tool: dict[str, Stat] = field(default_factory=dict)
+    kinds: dict[str, int] = field(default_factory=dict)
+    open: dict[str, tuple[str, str, str, int, str]] = field(
+        default_factory=dict
+    )  # sid -> name, layer, kind, ts, id
+    slowest: list[tuple[int, int, str, str, str]] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
+    failure_count: int = 0
+    failures_by_stage: dict[str, int] = field(default_factory=dict)
+    first_failure: Failure | None = None
+    last_failure: Failure | None = None
+    unrecovered: dict[str, Failure] = field(default_factory=dict)  # key -> its latest failure
+    retried_ok: int = 0
+    root_errors: list[Failure] = field(default_factory=list)
+    verifications: int = 0
+    verification_kinds: dict[str, list[int]] = field(default_factory=dict)  # kind -> [runs, passed]
+    last_verification: Verification | None = None
+    last_write_ts: int = 0
+    writes: int = 0
+    verified_parents: set[str] = field(default_factory=set)
+    loops: dict[str, LoopKey] = field(default_factory=dict)
+    last_tool_key: str = ""
+    final_answer: dict[str, Any] | None = None
+    agent_answer: dict[str, Any] | None = None
+    limit_finish: Failure | None = None
+    action_list: list[str] = field(default_factory=list)
+    step_list: list[dict[str, Any]] = field(default_factory=list)
+    steps_dropped: int = 0
+
+    # --- feeding --------------------------------------------------------------------------
+
+    def feed(self, entry: dict[str, Any]) -> None:
+        """Take one entry into account."""
+        self.entries += 1
+        kind = entry.get("type")
+        by_type = self.by_type
+        by_type[kind] = by_type.get(kind, 0) + 1  # type: ignore[index]
+        ts = entry.get("ts")
+        if type(ts) is int and ts > 0:
+            if not self.first_ts or ts < self.first_ts:
+                self.first_ts = ts
+            if ts > self.last_ts:
+                self.last_ts = ts
+        else:
+            ts = 0
+        if kind == fmt.SPAN_END:
+            self._span_end(entry, ts)
+        elif kind == fmt.SPAN_START:
+            sid = entry.get("span_id")
+            if isinstance(sid, str):
+                attrs = _d(entry.get("attributes"))
+                name = _text(entry.get("name"))
+                layer = _text(entry.get("layer"))
+                self.open[sid] = (name, layer, cls.span_kind(name, layer, attrs), ts, _text(entry.get("id")))
+        elif kind == fmt.SPAN_EVENT:
+            if entry.get("layer") == fmt.LAYER_SYS:
+                self._sys_event(entry, ts)
+        elif kind == fmt.MESSAGE:
+            if entry.get("role") == "assistant" and not entry.get("tool_calls"):
+                self.final_answer = _answer(
+                    entry.get("content"), entry.get("content_chars"), entry.get("content_sha256")
+                )
+        elif kind == fmt.SESSION_START or kind == fmt.SESSION_JOIN:
+            self._session_start(entry, kind, ts)
+        elif kind == fmt.SESSION_END and self.files <= 1:  # the parent's end, not a child's
+            self.ended = True
+            self.end_duration_ns = _int(entry.get("duration_ns"))
+            self.end_unfinished = _int(entry.get("unfinished_spans"))
+
+    def _session_start(self, entry: dict[str, Any], kind: str, ts: int) -> None:
+        self.files += 1
+        if kind == fmt.SESSION_START and not self.has_root:
+            self.has_root = True
+            self.session_id = _text(entry.get("session_id"))
+            self.tier = _text(entry.get("tier"))
+            self.metadata = _d(entry.get("metadata"))
+            self.start_ts = ts
+
+    def _sys_event(self, entry: dict[str, Any], ts: int) -> None:
+        name = entry.get("name")
+        if name == "file.open":
+            access = _d(entry.get("attributes")).get("agent_trace.file.access")
+            if access not in ("write", "readwrite", "append"):
+                return
+        elif name not in ("file.delete", "file.rename", "file.write"):
+            return
+        self.writes += 1
+        if ts > self.last_write_ts:
+            self.last_write_ts = ts
+
+    def _span_end(self, entry: dict[str, Any], ts: int) -> None:
+        attrs = _d(entry.get("attributes"))
+        name = _text(entry.get("name"))
+        layer = _text(entry.get("layer"))
+        sid = entry.get("span_id")
+        opened = self.open.pop(sid, None) if isinstance(sid, str) else None
+        duration = _int(entry.get("duration_ns"))
+        if duration < 0:
+            duration = 0
+        status = _d(entry.get("status"))
+        error = status.get("code") == fmt.STATUS_ERROR
+        eid = _text(entry.get("id"))
+        op = attrs.get(semconv.GEN_AI_OPERATION_NAME)
+        stat = self.by_layer.get(layer)
+        if stat is None:
+            stat = self.by_layer[layer] = Stat()
+        stat.add(duration, error)
+        slow = self.slowest
+        if len(slow) < SLOWEST:
+            heapq.heappush(slow, (duration, self.entries, name, eid, layer))
+        elif duration > slow[0][0]:
+            heapq.heapreplace(slow, (duration, self.entries, name, eid, layer))
+        if op in _MODEL_OPS:
+            kind = cls.KIND_MODEL
+        elif opened is not None:
+            kind = opened[2]
+        else:
+            kind = cls.span_kind(name, layer, attrs)
+        self.kinds[kind] = self.kinds.get(kind, 0) + 1
+        why = ""
+        if error:
+            why = _text(attrs.get(semconv.ERROR_TYPE))
+            desc = _text(status.get("description"))
+            why = f"{why}: {desc}" if why and desc and not desc.startswith(why) else desc or why or "error"
+        start = ts - duration if ts else 0
+        if kind == cls.KIND_MODEL:
+            self._model(entry, attrs, name, duration, error, why, eid, ts, start)
+        elif kind == cls.KIND_TOOL:
+            self._tool(entry, attrs, name, duration, error, why, eid, ts, start)
+        elif kind == cls.KIND_PROCESS:
+            self._process(entry, attrs, name, error, why, eid, ts)
+        elif kind == cls.KIND_HTTP:
+            self._http(entry, attrs, name, error, eid, ts)
+        if kind == cls.KIND_AGENT and self._outermost_agent(entry.get("parent_span_id")):
+            content = _d(entry.get("content"))
+            if "agent_output" in content:
+                self.agent_answer = _answer(content["agent_output"], None, None)
+            if error:  # the run failed; the stage is decided by what failed under it (checks.outcome)
+                self.root_errors.append(Failure(cls.failure_stage(why, ""), "agent", eid, name, why, ts))
+
+    def _outermost_agent(self, parent: Any) -> bool:
+        """No agent span above this one (a trace root, or under a plain span or another file's)."""
+        under = self.open.get(parent) if isinstance(parent, str) else None
+        return under is None or under[2] != cls.KIND_AGENT
+
+    # --- kinds of spans -------------------------------------------------------------------
+
+    def _model(self, entry, attrs, name, duration, error, why, eid, ts, start) -> None:  # type: ignore[no-untyped-def]
+        model = _text(  # the model asked for: the same key for a failed call and its retry
+            attrs.get(semconv.GEN_AI_REQUEST_MODEL) or attrs.get(semconv.GEN_AI_RESPONSE_MODEL) or name
+        )
+        stat = self.by_model.get(model)
+        if stat is None:
+            stat = self.by_model[model] = Stat()
+        stat.add(duration, error)
+        tokens_in = _int(attrs.get(semconv.GEN_AI_USAGE_INPUT_TOKENS))
+        tokens_out = _int(attrs.get(semconv.GEN_AI_USAGE_OUTPUT_TOKENS))
+        stat.input_tokens += tokens_in
+        stat.output_tokens += tokens_out
+        stat.cache_read_tokens += _int(attrs.get(semconv.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS))
+        reasons = attrs.get(semconv.GEN_AI_RESPONSE_FINISH_REASONS)
+        reasons = [str(r) for r in reasons] if isinstance(reasons, list) else []
+        key = "model:" + model
+        if error:
+            self._fail(cls.failure_stage(why, cls.MODEL), key, eid, name, why, ts)
+        elif any(r in cls.LIMIT_FINISH_REASONS for r in reasons):
+            self._fail(cls.LIMITS, key, eid, name, f"finish reason {', '.join(reasons)}", ts)
+        else:
+            self._ok(key)
+        if self.steps:
+            asked = attrs.get(semconv.TOOL_CALL_NAMES)
+            detail = f"tokens {tokens_in}→{tokens_out}"
+            if reasons:
+                detail += f", finish {', '.join(reasons)}"
+            if isinstance(asked, list) and asked:
+                detail += f", asks {', '.join(str(a) for a in asked)}"
+            self._step("model", model, start, duration, error, why, detail, eid)
+
+    def _tool(self, entry, attrs, name, duration, error, why, eid, ts, start) -> None:  # type: ignore[no-untyped-def]
+        tool = (
+            _text(attrs.get(semconv.GEN_AI_TOOL_NAME)) or name.removeprefix("execute_tool ").strip() or name
+        )
+        stat = self.by_tool.get(tool)
+        if stat is None:
+            stat = self.by_tool[tool] = Stat()
+        stat.add(duration, error)
+        if self.actions:
+            self.action_list.append(sys.intern(tool))
+        content = _d(entry.get("content"))
+        has_args = "tool_arguments" in content or semconv.GEN_AI_TOOL_CALL_ARGUMENTS in attrs
+        args = (
+            content["tool_arguments"]
+            if "tool_arguments" in content
+            else attrs.get(semconv.GEN_AI_TOOL_CALL_ARGUMENTS)
+        )
+        key = "tool:" + tool
+        if error:
+            self._fail(cls.failure_stage(why, cls.TOOL), key, eid, name, why, ts)
+        else:
+            self._ok(key)
+        if has_args:
+            self._loop(tool, _digest(args), error, eid)
+        sid = entry.get("span_id")
+        if sid in self.verified_parents:
+            self.verified_parents.discard(sid)  # a verification process under it already counted
+        else:
+            args_text = (
+                args if isinstance(args, str) else _preview(args, 2000) if isinstance(args, dict) else ""
+            )
+            vkind = cls.tool_verification_kind(tool, args_text)
+            if vkind is not None:
+                result = content.get("tool_result")
+                code = None
+                if isinstance(result, dict):
+                    code = result.get("exit_code", result.get("returncode"))
+                passed = not error and (code is None or code == 0)
+                self._verify(vkind, _preview(args, PREVIEW) or tool, passed, eid, ts, name)
+        if self.steps:
+            detail = f"args {_preview(args, 120)}" if has_args else ""
+            if "tool_result" in content:
+                detail += f"{'; ' if detail else ''}result {_preview(content['tool_result'], 120)}"
+            call_id = attrs.get(semconv.GEN_AI_TOOL_CALL_ID)
+            if call_id:
+                detail = f"[{_text(call_id)}] {detail}"
+            self._step("tool", tool, start, duration, error, why, detail, eid)
+
+    def _process(self, entry, attrs, name, error, why, eid, ts) -> None:  # type: ignore[no-untyped-def]
+        command = cls.command_text(attrs)
+        exit_code = attrs.get(semconv.PROCESS_EXIT_CODE)
+        failed = error or (type(exit_code) is int and exit_code != 0)
+        vkind = cls.verification_kind(command)
+        exe = _text(attrs.get("process.executable.name")) or name.removeprefix("process ").strip()
+        if vkind is not None:
+            parent = entry.get("parent_span_id")
+            if isinstance(parent, str) and parent in self.open:
+                self.verified_parents.add(parent)
+            self._verify(vkind, _preview(command, PREVIEW), not failed, eid, ts, name)
+        elif failed:
+            reason = why or f"exit code {exit_code}"
+            self._fail(cls.failure_stage(why, cls.SYS), "sys:" + exe, eid, name, reason, ts)
+        else:
+            self._ok("sys:" + exe)
+
+    def _http(self, entry, attrs, name, error, eid, ts) -> None:  # type: ignore[no-untyped-def]
+        parent = entry.get("parent_span_id")
+        under = self.open.get(parent) if isinstance(parent, str) else None
+        if under is not None and under[2] == cls.KIND_MODEL:
+            return  # the model span says how the call went
+        code = attrs.get(semconv.HTTP_RESPONSE_STATUS_CODE)
+        host = _text(attrs.get(semconv.SERVER_ADDRESS)) or "?"
+        key = "http:" + host
+        if error or (type(code) is int and code >= 400):
+            reason = f"HTTP {code}" if code is not None else "request failed"
+            stage = cls.LIMITS if code == 429 else cls.SYS
+            self._fail(stage, key, eid, name, reason, ts)
+        else:
+            self._ok(key)
+
+    # --- failures, verification, loops ----------------------------------------------------
+
+    def _fail(self, stage: str, key: str, eid: str, name: str, reason: str, ts: int) -> None:
+        failure = Failure(stage, key, eid, name, reason[:300], ts)
+        self.failure_count += 1
+        self.failures_by_stage[stage] = self.failures_by_stage.get(stage, 0) + 1
+        if self.first_failure is None:
+            self.first_failure = failure
+        self.last_failure = failure
+        self.unrecovered[key] = failure
+        if len(self.failures) < FAILURES_KEPT:
+            self.failures.append(failure)
+
+    def _ok(self, key: str) -> None:
+        failure = self.unrecovered.pop(key, None) if self.unrecovered else None
+        if failure is not None:
+            failure.recovered = True
+            self.retried_ok += 1
+
+    def _verify(self, kind: str, command: str, passed: bool, eid: str, ts: int, name: str) -> None:
+        self.verifications += 1
+        counts = self.verification_kinds.setdefault(kind, [0, 0])
+        counts[0] += 1
+        counts[1] += passed
+        self.last_verification = Verification(kind, command, passed, eid, ts)
+        key = "verification:" + kind
+        if passed:
+            self._ok(key)
+        else:
+            self._fail(cls.VERIFICATION, key, eid, name, f"{kind} failed: {command}", ts)
+
+    def _loop(self, tool: str, digest: str, error: bool, eid: str) -> None:
+        key = tool + "\x00" + digest
+        loop = self.loops.get(key)
+        if loop is None:
+            if len(self.loops) >= LOOP_KEYS_KEPT:
+                self.last_tool_key = key
+                return
+            loop = self.loops[key] = LoopKey(tool, first_entry=eid)
+        loop.count += 1
+        loop.failed += error
+        loop.streak = loop.streak + 1 if self.last_tool_key == key else 1
+        if loop.streak > loop.max_streak:
+            loop.max_streak = loop.streak
+        self.last_tool_key = key
+
+    def _step(self, kind, name, start, duration, error, why, detail, eid) -> None:  # type: ignore[no-untyped-def]
+        if len(self.step_list) >= self.steps:
+            self.steps_dropped += 1
+            return
+        self.step_list.append(
+            {
+                "kind": kind,
+                "name": name,
+                "start_ts": start,
+                "duration_s": round(duration / 1e9, 6),
+                "error": why if error else None,
+                "detail": detail,
+                "entry_id": eid,
+            }
+        )
+
+
+def _answer(content: Any, chars: Any, sha: Any) -> dict[str, Any]:
+    """A final answer: its text when the file has it, else its length and SHA-256."""
+    if isinstance(content, str):
+        return {
+            "text": content,
+            "chars": len(content),
+            "sha256": hashlib.sha256(content.encode()).hexdigest(),
+        }
+    if content is not None:
+        text = _preview(content, 10_000)
+        return {"text": text, "chars": len(text), "sha256": hashlib.sha256(text.encode()).hexdigest()}
+    return {"text": None, "chars": _int(chars), "sha256": _text(sha) or None}
+
+
+def session_paths(path: Path) -> list[Path]:
+    """A session file followed by its child processes' files (for a JSONL file; a ZIP has them)."""
+    if path.suffix != fmt.JSONL_SUFFIX or not path.is_file():
+        return [path]
+    stem = path.name[: -len(fmt.JSONL_SUFFIX)]
+    tier = "trace"
+    if stem.endswith(fmt.CHECKPOINT_SUFFIX):
+        stem, tier = stem[: -len(fmt.CHECKPOINT_SUFFIX)], "checkpoint"
+    if ".p" in stem.rsplit("-", 1)[-1]:  # a child file itself
+        return [path]
+    return fmt.child_files(path.parent, stem, path, tier)
+
+
+def summarize(
+    path: str | os.PathLike[str], *, actions: bool = False, steps: int = 0, strict: bool = False
+) -> tuple[Accumulator, list[fmt.ReadIssue]]:
+    """Read a session (and its child files) in one streaming pass."""
+    acc = Accumulator(actions=actions, steps=steps)
+    issues: list[fmt.ReadIssue] = []
+    feed = acc.feed
+    for part in session_paths(Path(path)):
+        for entry in fmt.iter_entries(part, None if strict else issues):
+            feed(entry)
+    return acc, issues
