@@ -1,5 +1,23 @@
 """Offline: everything that reads session files. Imports no capture code and needs no backend."""
 
-from .loader import Event, LoadedSession, SpanRecord, iter_entries, load_session
+from .loader import (
+    EntryLookupError,
+    Event,
+    LoadedSession,
+    SessionReadWarning,
+    SpanRecord,
+    iter_entries,
+    iter_events,
+    load_session,
+)
 
-__all__ = ["Event", "LoadedSession", "SpanRecord", "iter_entries", "load_session"]
+__all__ = [
+    "EntryLookupError",
+    "Event",
+    "LoadedSession",
+    "SessionReadWarning",
+    "SpanRecord",
+    "iter_entries",
+    "iter_events",
+    "load_session",
+]

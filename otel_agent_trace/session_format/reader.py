@@ -1,9 +1,18 @@
-"""Reading session files: one line in memory at a time, bad lines named by file and line."""
+"""Reading session files: one line in memory at a time, bad lines named by file and line, and
+bounded memory whatever the input.
+
+Only regular files are opened (a FIFO, ``/dev/zero`` or a directory is refused before anything is
+read); lines longer than :data:`MAX_LINE_BYTES` are refused as they are read, never held whole;
+runs of blank lines are skipped a megabyte at a time; ZIP members are checked before they are
+opened (one member of a name, not encrypted, a known compression, a size cap, and an inflated size
+at most :data:`MAX_RATIO` times the compressed one).
+"""
 
 from __future__ import annotations
 
-import io
 import os
+import re
+import stat
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -16,104 +25,357 @@ import orjson
 
 from .schema import CHECKPOINT_SUFFIX, JSONL_SUFFIX, ZIP_EVENTS, SessionFormatError
 
+MAX_LINE_BYTES = 32 << 20
+"""The longest line read (32 MiB); a longer one is a bad line, dropped as it is read."""
+MAX_EVENTS_BYTES = 64 << 30
+"""The largest ``events.jsonl`` member (inflated) a ZIP may declare."""
+MAX_JSON_MEMBER_BYTES = 64 << 20
+"""The largest ``metadata.json`` / ``snapshots.json`` / ``resume.json`` member read (whole)."""
+MAX_RATIO = 100
+"""A member above 1 MiB may inflate to at most this many times its compressed size (real
+sessions: 5-20; a deflate bomb: ~1000)."""
+_RATIO_FLOOR = 1 << 20
+_CHUNK = 1 << 20
+_COMPRESSIONS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)
+_ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
+_BLANK = re.compile(rb"[ \t\r\n]+")
+_BOM = b"\xef\xbb\xbf"
+
 
 @dataclass
 class ReadIssue:
-    """Something a reader tolerated: a torn last line, a blank line."""
+    """Something a reader tolerated: a torn last line, a skipped bad line, a tree defect."""
 
     path: str
-    line: int
+    line: int | None
     reason: str
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.reason}"
+        where = self.path if self.line is None else f"{self.path}:{self.line}"
+        return f"{where}: {self.reason}"
+
+
+# --- lines ----------------------------------------------------------------------------------------
+
+
+def raw_lines(
+    stream: IO[bytes], path: str, max_line: int = MAX_LINE_BYTES
+) -> Iterator[tuple[int, bytes | None, bool]]:
+    """Yield ``(line_number, text, ended)`` for every non-blank line: ``text`` without its newline
+    (``None`` for a line over ``max_line``, whose bytes are dropped as they are read), ``ended``
+    whether a newline closed it. Blank lines cost one regular-expression step per run."""
+    buf = b""
+    pos = 0
+    number = 1
+    eof = False
+    while True:
+        blank = _BLANK.match(buf, pos)
+        if blank is not None:
+            number += buf.count(b"\n", pos, blank.end())
+            pos = blank.end()
+        newline = buf.find(b"\n", pos)
+        if newline >= 0:
+            yield number, (buf[pos:newline] if newline - pos <= max_line else None), True
+            number += 1
+            pos = newline + 1
+            continue
+        if eof:
+            if pos < len(buf):
+                yield number, (buf[pos:] if len(buf) - pos <= max_line else None), False
+            return
+        if len(buf) - pos > max_line:  # drop the rest of an over-long line without keeping it
+            buf, pos = b"", 0
+            while True:
+                chunk = _read(stream, path, number)
+                if not chunk:
+                    yield number, None, False
+                    return
+                newline = chunk.find(b"\n")
+                if newline >= 0:
+                    yield number, None, True
+                    number += 1
+                    buf = chunk[newline + 1 :]
+                    break
+            continue
+        chunk = _read(stream, path, number)
+        if not chunk:
+            eof = True
+        buf = buf[pos:] + chunk
+        pos = 0
+
+
+def _read(stream: IO[bytes], path: str, line: int) -> bytes:
+    try:
+        return stream.read(_CHUNK)
+    except OSError as exc:
+        raise SessionFormatError(path, line, f"read failed ({exc.strerror or exc})") from None
+    except (zipfile.BadZipFile, EOFError, zlib.error, ValueError, NotImplementedError, RuntimeError) as exc:
+        raise SessionFormatError(path, line, f"corrupt compressed data ({exc})") from None
 
 
 def iter_lines(
-    stream: IO[bytes], path: str, *, issues: list[ReadIssue] | None = None, strict: bool = False
+    stream: IO[bytes],
+    path: str,
+    *,
+    issues: list[ReadIssue] | None = None,
+    strict: bool = False,
+    max_line: int = MAX_LINE_BYTES,
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, entry)`` from a JSONL stream, one line in memory at a time.
 
-    A last line that does not parse (the process died mid-write) is tolerated and reported in
-    ``issues``. A bad line elsewhere raises :class:`SessionFormatError` naming file and line,
-    unless ``strict`` is false and ``issues`` is given, in which case it is skipped and reported.
+    A last line that does not parse and has no newline (the process died mid-write) is tolerated
+    and reported in ``issues``. A bad line elsewhere (not JSON, not UTF-8, not an object, longer
+    than ``max_line``) raises :class:`SessionFormatError` naming file and line, unless ``strict``
+    is false and ``issues`` is given, in which case it is skipped and reported.
     """
-    pending: tuple[int, bytes] | None = None
-    number = 0
-    for number, raw in enumerate(stream, 1):
-        if pending is not None:
-            entry = _parse(pending[1], path, pending[0], issues, strict, last=False)
-            if entry is not None:
-                yield pending[0], entry
-        pending = (number, raw)
-    if pending is not None:
-        entry = _parse(pending[1], path, pending[0], issues, strict, last=True)
+    for number, raw, ended in raw_lines(stream, path, max_line):
+        if number == 1 and raw is not None and raw.startswith(_BOM):
+            raw = raw[len(_BOM) :]
+        entry = _parse(raw, path, number, issues, strict, torn_possible=not ended, max_line=max_line)
         if entry is not None:
-            yield pending[0], entry
+            yield number, entry
 
 
 def _parse(
-    raw: bytes, path: str, number: int, issues: list[ReadIssue] | None, strict: bool, last: bool
+    raw: bytes | None,
+    path: str,
+    number: int,
+    issues: list[ReadIssue] | None,
+    strict: bool,
+    torn_possible: bool,
+    max_line: int,
 ) -> dict[str, Any] | None:
-    if not raw.strip():
-        return None
-    try:
-        entry = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        torn = last and not raw.endswith(b"\n")
-        reason = "torn last line (the writer stopped mid-line); ignored" if torn else f"not JSON ({exc})"
-        if torn or (issues is not None and not strict):
-            if issues is not None:
-                issues.append(ReadIssue(path, number, reason))
-            return None
-        raise SessionFormatError(path, number, reason) from None
-    if not isinstance(entry, dict):
-        reason = f"expected a JSON object, got {type(entry).__name__}"
-        if issues is not None and not strict:
+    torn = False
+    if raw is None:
+        reason = f"line longer than {max_line} bytes"
+    else:
+        try:
+            entry = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            torn = torn_possible
+            reason = "torn last line (the writer stopped mid-line); ignored" if torn else _not_json(exc)
+        else:
+            if isinstance(entry, dict):
+                return entry
+            reason = f"expected a JSON object, got {type(entry).__name__}"
+    if torn or (issues is not None and not strict):
+        if issues is not None:
             issues.append(ReadIssue(path, number, reason))
-            return None
-        raise SessionFormatError(path, number, reason)
-    return entry
+        return None
+    raise SessionFormatError(path, number, reason)
+
+
+def _not_json(exc: orjson.JSONDecodeError) -> str:
+    text = str(exc)
+    if "UTF-8" in text:
+        return f"not UTF-8 text ({text})"
+    return f"not JSON ({text})"
 
 
 def is_session_entry(entry: dict[str, Any]) -> bool:
     return "id" in entry and "type" in entry
 
 
-# --- files, ZIPs and child-process files -----------------------------------------------------
+# --- files and ZIPs -------------------------------------------------------------------------------
 
-_ZIP_ERRORS = (zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError, RuntimeError)
+_ZIP_ERRORS = (
+    zipfile.BadZipFile,
+    EOFError,
+    zlib.error,
+    NotImplementedError,
+    RuntimeError,
+    ValueError,
+    OSError,
+)
 
 
-def _starts_like_zip(path: Path) -> bool:
-    with open(path, "rb") as stream:
-        return stream.read(4) == b"PK\x03\x04"
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def open_regular(path: str | os.PathLike[str]) -> IO[bytes]:
+    """Open a regular file for reading (unbuffered). Anything else — a directory, a FIFO, a
+    device such as ``/dev/zero`` (also behind a symlink) — is refused from ``stat`` before it is
+    opened, and again from ``fstat`` after (the open never blocks)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: no such session file") from None
+    except OSError as exc:
+        raise SessionFormatError(path, None, f"cannot read ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(mode):
+        raise SessionFormatError(path, None, f"{_kind(mode)}, not a session file")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: no such session file") from None
+    except OSError as exc:
+        raise SessionFormatError(path, None, f"cannot read ({exc.strerror or exc})") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise SessionFormatError(path, None, f"{_kind(mode)}, not a session file")
+    os.set_blocking(fd, True)
+    return open(fd, "rb", buffering=0)
+
+
+class SessionArchive:
+    """A session ZIP (ours or DevDuck's) whose members are checked before they are read."""
+
+    def __init__(self, path: Path, stream: IO[bytes]):
+        self.path = path
+        try:
+            self.zip = zipfile.ZipFile(stream)
+        except _ZIP_ERRORS as exc:
+            raise SessionFormatError(path, None, f"truncated or corrupt ZIP ({exc})") from None
+
+    def close(self) -> None:
+        self.zip.close()
+
+    def names(self) -> list[str]:
+        return self.zip.namelist()
+
+    def member(self, name: str, cap: int) -> zipfile.ZipInfo | None:
+        """The member called ``name`` if there is one and it may be read; refused (with a
+        :class:`SessionFormatError`) when there are several, or it is encrypted, compressed with
+        an unknown method, larger than ``cap``, or a bomb."""
+        infos = [info for info in self.zip.infolist() if info.filename == name]
+        if not infos:
+            return None
+        where = f"{self.path}!{name}"
+        if len(infos) > 1:
+            raise SessionFormatError(self.path, None, f"ZIP has {len(infos)} members named {name}")
+        info = infos[0]
+        if info.flag_bits & 0x1:
+            raise SessionFormatError(where, None, "encrypted ZIP member (not supported)")
+        if info.compress_type not in _COMPRESSIONS:
+            raise SessionFormatError(where, None, f"unsupported compression method {info.compress_type}")
+        if info.file_size > cap:
+            raise SessionFormatError(
+                where, None, f"member of {info.file_size} bytes, more than the {cap} read"
+            )
+        if info.file_size > _RATIO_FLOOR and info.file_size > MAX_RATIO * max(info.compress_size, 1):
+            raise SessionFormatError(
+                where,
+                None,
+                f"inflates {info.compress_size} bytes to {info.file_size} "
+                f"(more than {MAX_RATIO}x: a ZIP bomb?); refused",
+            )
+        return info
+
+    @contextmanager
+    def open_member(self, name: str, cap: int) -> Iterator[IO[bytes]]:
+        info = self.member(name, cap)
+        if info is None:
+            raise SessionFormatError(self.path, None, f"ZIP has no {name}")
+        try:
+            member = self.zip.open(info)
+        except _ZIP_ERRORS as exc:
+            raise SessionFormatError(f"{self.path}!{name}", None, f"corrupt ZIP member ({exc})") from None
+        with member:
+            yield member  # type: ignore[misc]
+
+    def read_json(self, name: str, cap: int = MAX_JSON_MEMBER_BYTES) -> Any:
+        """A JSON member, read whole under ``cap``; ``None`` when the ZIP has no such member."""
+        if self.member(name, cap) is None:
+            return None
+        where = f"{self.path}!{name}"
+        with self.open_member(name, cap) as member:
+            try:
+                data = member.read(cap + 1)
+            except _ZIP_ERRORS as exc:
+                raise SessionFormatError(where, None, f"corrupt ZIP member ({exc})") from None
+        if len(data) > cap:
+            raise SessionFormatError(where, None, f"more than {cap} bytes")
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            raise SessionFormatError(where, None, _not_json(exc)) from None
+
+
+class ExtractedArchive:
+    """A session ZIP unpacked into a directory: the same members, as files, read under the same caps."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def close(self) -> None:
+        pass
+
+    def names(self) -> list[str]:
+        return sorted(p.name for p in self.path.iterdir())
+
+    def read_json(self, name: str, cap: int = MAX_JSON_MEMBER_BYTES) -> Any:
+        member = self.path / name
+        if not member.exists():
+            return None
+        with open_regular(member) as stream:
+            try:
+                data = stream.read(cap + 1)
+            except OSError as exc:
+                raise SessionFormatError(member, None, f"cannot read ({exc.strerror or exc})") from None
+        if len(data) > cap:
+            raise SessionFormatError(member, None, f"more than {cap} bytes")
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            raise SessionFormatError(member, None, _not_json(exc)) from None
+
+
+@dataclass
+class Source:
+    """An opened session file: its event lines (``stream``, named ``name`` in messages) and,
+    for a ZIP, the archive with its other members."""
+
+    path: Path
+    stream: IO[bytes]
+    name: str
+    archive: SessionArchive | ExtractedArchive | None
 
 
 @contextmanager
-def open_events(path: Path) -> Iterator[tuple[IO[bytes], str]]:
-    """The session tree stream of a JSONL file or a session ZIP, with a name for messages."""
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no such session file")
-    is_zip = zipfile.is_zipfile(path)
-    if not is_zip and _starts_like_zip(path):
-        raise SessionFormatError(path, None, "truncated or corrupt ZIP (no central directory)")
-    if not is_zip:
-        with open(path, "rb") as stream:
-            yield stream, str(path)
+def open_source(path: str | os.PathLike[str]) -> Iterator[Source]:
+    """Open a JSONL file, a session ZIP (told apart by their first bytes) or a directory holding an
+    unpacked session ZIP (its ``events.jsonl`` and the other members beside it)."""
+    path = Path(path)
+    if path.is_dir() and (path / ZIP_EVENTS).exists():
+        with open_regular(path / ZIP_EVENTS) as stream:
+            yield Source(path, stream, str(path / ZIP_EVENTS), ExtractedArchive(path))
         return
+    raw = open_regular(path)
     try:
-        zf = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise SessionFormatError(path, None, f"not a readable ZIP ({exc})") from None
-    with zf:
-        if ZIP_EVENTS not in zf.namelist():
-            raise SessionFormatError(path, None, f"ZIP has no {ZIP_EVENTS}")
         try:
-            with zf.open(ZIP_EVENTS) as member:
-                yield io.BufferedReader(member, 1 << 20), f"{path}!{ZIP_EVENTS}"  # type: ignore[arg-type]
-        except _ZIP_ERRORS as exc:
-            raise SessionFormatError(path, None, f"corrupt ZIP member {ZIP_EVENTS} ({exc})") from None
+            head = raw.read(4)
+            raw.seek(0)
+        except OSError as exc:
+            raise SessionFormatError(path, None, f"cannot read ({exc.strerror or exc})") from None
+        if head not in _ZIP_MAGIC:
+            yield Source(path, raw, str(path), None)
+            return
+        archive = SessionArchive(path, raw)
+        try:
+            with archive.open_member(ZIP_EVENTS, MAX_EVENTS_BYTES) as member:
+                yield Source(path, member, f"{path}!{ZIP_EVENTS}", archive)
+        finally:
+            archive.close()
+    finally:
+        raw.close()
+
+
+@contextmanager
+def open_events(path: str | os.PathLike[str]) -> Iterator[tuple[IO[bytes], str]]:
+    """The session tree stream of a JSONL file or a session ZIP, with a name for messages."""
+    with open_source(path) as source:
+        yield source.stream, source.name
 
 
 def iter_entries(
@@ -125,13 +387,9 @@ def iter_entries(
     :class:`SessionFormatError` naming the file and line, unless ``issues`` is given and
     ``strict`` is false, then it is skipped and noted.
     """
-    path = Path(path)
     with open_events(path) as (stream, name):
-        try:
-            for _, entry in iter_lines(stream, name, issues=issues, strict=strict):
-                yield entry
-        except _ZIP_ERRORS as exc:
-            raise SessionFormatError(path, None, f"corrupt ZIP ({exc})") from None
+        for _, entry in iter_lines(stream, name, issues=issues, strict=strict):
+            yield entry
 
 
 def child_files(directory: Path, session_id: str, own: Path, tier: str) -> list[Path]:
@@ -149,6 +407,6 @@ def child_files(directory: Path, session_id: str, own: Path, tier: str) -> list[
 def iter_files(paths: list[Path], issues: list[ReadIssue] | None = None) -> Iterator[dict[str, Any]]:
     """The entries of several JSONL files in turn (a session file and its child files)."""
     for path in paths:
-        with open(path, "rb") as stream:
+        with open_regular(path) as stream:
             for _, entry in iter_lines(stream, str(path), issues=[] if issues is None else issues):
                 yield entry

@@ -71,18 +71,29 @@ def test_a_bad_line_in_the_middle_is_an_error_naming_file_and_line(recorded, tmp
         list(iter_entries(path))  # a plain read: no issues list to report into
 
 
-def test_by_default_a_bad_line_is_skipped_with_a_warning_naming_file_and_line(recorded, tmp_path):
+def test_by_default_a_bad_line_is_an_error_and_lenient_skips_it_with_a_warning(recorded, tmp_path):
     jsonl, _ = recorded
     lines = _lines(jsonl)
     path = tmp_path / "bad.jsonl"
     path.write_bytes(b"".join(lines[:3]) + b"garbage\n" + b"".join(lines[3:]))
+    with pytest.raises(fmt.SessionFormatError, match=rf"^{path}:4: not JSON"):
+        load_session(path)
     with pytest.warns(SessionReadWarning, match=rf"^{path}:4: not JSON"):
-        session = load_session(path)
+        session = load_session(path, lenient=True)
     assert len(session.events) == len(lines)
     assert [(i.path, i.line) for i in session.issues] == [(str(path), 4)]
     issues: list[fmt.ReadIssue] = []
     assert len(list(iter_entries(path, issues))) == len(lines)
     assert [(i.path, i.line) for i in issues] == [(str(path), 4)]
+
+
+def test_strict_refuses_a_torn_last_line(recorded, tmp_path):
+    jsonl, _ = recorded
+    data = jsonl.read_bytes()
+    torn = tmp_path / "torn.jsonl"
+    torn.write_bytes(data[: len(data) - 10])
+    with pytest.raises(fmt.SessionFormatError, match=rf"^{torn}:\d+: torn last line.*\(strict\)"):
+        load_session(torn, strict=True)
 
 
 def test_empty_file_is_a_clear_error(tmp_path):
@@ -116,7 +127,7 @@ def test_a_corrupt_zip_member_is_a_clear_error_naming_the_file(recorded, tmp_pat
         data[i] ^= 0x5A
     bad = tmp_path / "bad.zip"
     bad.write_bytes(bytes(data))
-    with pytest.raises(fmt.SessionFormatError, match=rf"^{bad}: .*(ZIP|corrupt)"):
+    with pytest.raises(fmt.SessionFormatError, match=rf"^{bad}(!events.jsonl:\d+)?: .*(ZIP|corrupt)"):
         load_session(bad)
 
 
