@@ -64,8 +64,17 @@ class AgentTraceConfigurator(_OTelSDKConfigurator):
     def _configure(self, **kwargs):
         from opentelemetry.trace import get_tracer_provider
 
+        from otel_agent_trace._internal.guard import report_once
+        from otel_agent_trace._internal.sdk_compat import configurator_takes_export_span_processor
         from otel_agent_trace.recording import add_session_processor, session_processor_for
 
+        if not configurator_takes_export_span_processor():  # SDK < 1.40 (pyproject says >= 1.40)
+            report_once(
+                "sdk-version",
+                "otel-agent-trace: this opentelemetry-sdk is too old (1.40 or newer is needed); "
+                "nothing is recorded or forwarded.",
+            )
+            return
         kwargs.setdefault("export_span_processor", session_processor_for)
         super()._configure(**kwargs)
         add_session_processor(get_tracer_provider())

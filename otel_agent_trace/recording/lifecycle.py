@@ -8,7 +8,7 @@ import os
 import threading
 from typing import Any
 
-from otel_agent_trace._internal import sink
+from otel_agent_trace._internal import sdk_compat, sink
 from otel_agent_trace._internal.guard import logger, report_once
 from otel_agent_trace.settings import Settings
 
@@ -95,8 +95,7 @@ def _flush_forwarding() -> None:
 
         from .forwarding import ForwardingSpanProcessor
 
-        active = getattr(trace.get_tracer_provider(), "_active_span_processor", None)
-        for proc in getattr(active, "_span_processors", ()):
+        for proc in sdk_compat.span_processors(trace.get_tracer_provider()):
             if isinstance(proc, ForwardingSpanProcessor):
                 proc.shutdown()
     except Exception as exc:  # pragma: no cover - best effort on the way out

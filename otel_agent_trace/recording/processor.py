@@ -8,7 +8,7 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from otel_agent_trace import semconv
-from otel_agent_trace._internal import sink
+from otel_agent_trace._internal import sdk_compat, sink
 from otel_agent_trace._internal.guard import internal_error
 from otel_agent_trace.settings import Settings, get_settings
 
@@ -16,26 +16,8 @@ from .lifecycle import auto_start, install_exit_handlers, stop_active
 from .recorder import SessionRecorder
 
 
-def _tag_session(span: Any, session_id: str) -> None:
-    """``session.id`` on a span that is starting. Straight into the SDK's attribute dict when it
-    can take it (the span is not visible to any other thread yet and the value is a short str, so
-    the SDK's locking and validation — ~2 µs, a tenth of our cost per span — add nothing);
-    otherwise through ``set_attribute``."""
-    try:
-        bounded = span._attributes
-        raw = bounded._dict
-        maxlen = bounded.maxlen
-        if (
-            type(raw) is dict
-            and (maxlen is None or len(raw) < maxlen)
-            and not bounded._immutable
-            and (bounded.max_value_len is None or len(session_id) <= bounded.max_value_len)
-        ):
-            raw[semconv.SESSION_ID] = session_id
-            return
-    except AttributeError:
-        pass
-    span.set_attribute(semconv.SESSION_ID, session_id)
+# ``session.id`` on a span that is starting (~2 µs cheaper than ``set_attribute``).
+_tag = sdk_compat.set_attribute_fast
 
 
 class SessionSpanProcessor(SpanProcessor):
@@ -72,7 +54,7 @@ class SessionSpanProcessor(SpanProcessor):
                 rec = self._recorder()
                 if rec is None:
                     return
-            _tag_session(span, rec.session_id)
+            _tag(span, semconv.SESSION_ID, rec.session_id)
             rec.on_span_start(span)
         except Exception as exc:  # never raise into the code that started the span
             internal_error("recording a span start", exc)
@@ -104,8 +86,7 @@ def add_session_processor(provider: Any) -> bool:
         return False
     if getattr(provider, "_agent_trace_recording", False):
         return False
-    active = getattr(provider, "_active_span_processor", None)
-    for proc in getattr(active, "_span_processors", ()):
+    for proc in sdk_compat.span_processors(provider):
         if isinstance(proc, SessionSpanProcessor):
             provider._agent_trace_recording = True
             return False
