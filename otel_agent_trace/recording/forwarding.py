@@ -10,6 +10,7 @@ content reaches spans only when ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CON
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,6 +21,11 @@ from opentelemetry.trace import Link, Status
 
 from otel_agent_trace._internal.guard import logger, own_io, report_once
 from otel_agent_trace.redaction import Redactor, get_redactor
+
+from . import quiet
+
+# Once the backend has been seen failing, exit waits at most this long for it (seconds).
+FAILING_EXIT_SECONDS = 2.0
 
 
 def redact_span(
@@ -79,7 +85,8 @@ def _redacted_status(span: ReadableSpan, redactor: Redactor) -> Any:
 
 
 class ShareableSpanExporter(SpanExporter):
-    """Wraps any exporter: redacts each span, counts failed exports, reports them once."""
+    """Wraps any exporter: redacts each span, counts what was sent and what failed, notes when
+    the backend was first seen failing, and tells the user once."""
 
     def __init__(self, inner: SpanExporter, redactor: Redactor | None = None):
         self.inner = inner
@@ -88,9 +95,10 @@ class ShareableSpanExporter(SpanExporter):
         self.exported_spans = 0
         self._lock = threading.Lock()
         self._resources: dict[int, Any] = {}
-        self._in_flight = 0
-        self._told = 0  # spans lost when the user was last told (one warning, a tally only if more)
-        self.pending: Any = None  # set by the batch processor: () -> spans it never handed over
+        self._told = False
+        self._closed = False
+        self.exiting = False  # set at shutdown: the report at exit is then the only message
+        self.failing_since: float | None = None  # monotonic time of the first failure since a success
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         redactor = self._redactor or get_redactor()
@@ -99,7 +107,6 @@ class ShareableSpanExporter(SpanExporter):
         except Exception as exc:
             report_once("forward.redact", "otel-agent-trace: redaction failed, spans not forwarded: %r", exc)
             return SpanExportResult.FAILURE
-        self._in_flight = len(spans)
         try:
             with own_io():
                 result = self.inner.export(shareable)
@@ -107,47 +114,66 @@ class ShareableSpanExporter(SpanExporter):
             result = SpanExportResult.FAILURE
             report_once("forward.raise", "otel-agent-trace: the OTLP exporter raised: %r", exc)
         with self._lock:
-            self._in_flight = 0
             if result is SpanExportResult.SUCCESS:
                 self.exported_spans += len(spans)
+                self.failing_since = None
+                quiet.note_success()
             else:
                 self.failed_spans += len(spans)
-            first = result is not SpanExportResult.SUCCESS and not self._told
+                if self.failing_since is None:
+                    self.failing_since = time.monotonic()
+            first = result is not SpanExportResult.SUCCESS and not (
+                self._told or self.exiting or self._closed
+            )
             if first:
-                self._told = self.failed_spans
+                self._told = True
         if first:
-            from .quiet import last_reason
-
             logger.warning(
                 "otel-agent-trace: could not forward %d span(s) to the OTLP backend (%s: %s); the local "
                 "session is complete. Later failures are counted and reported at exit.",
                 len(spans),
                 type(self.inner).__name__,
-                last_reason() or "export failed",
+                quiet.last_reason() or "export failed",
             )
         return result
 
-    def shutdown(self) -> None:
+    def seen_failing(self) -> float | None:
+        """When the backend was first seen failing since it last took spans (``None``: it was not):
+        a failed export, or a retry the exporter logged while an export is still under way."""
+        since = quiet.failing_since()
+        if self.failing_since is not None and (since is None or self.failing_since < since):
+            since = self.failing_since
+        return since
+
+    def close(self) -> None:
+        """Stop the inner exporter (once): interrupts its retry waits; nothing is logged after."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
         try:
             with own_io():
                 self.inner.shutdown()
-        finally:
-            pending = 0
-            if self.pending is not None:
-                try:
-                    pending = int(self.pending())
-                except Exception:
-                    pending = 0
-            with self._lock:
-                lost = self.failed_spans + self._in_flight + pending
-                told, self._told = self._told, max(self._told, lost, 1)  # an export still running stays quiet
-            if lost > told:  # nothing new since the first warning: say nothing more
-                logger.warning(
-                    "otel-agent-trace: %d span(s) were not forwarded to the OTLP backend (%d were); "
-                    "the local session is complete.",
-                    lost,
-                    self.exported_spans,
-                )
+        except Exception:  # pragma: no cover - an exporter that fails to close changes nothing
+            pass
+
+    def report(self, received: int) -> None:
+        """The last word at exit: how many of the ``received`` spans never reached the backend."""
+        with self._lock:
+            exported = self.exported_spans
+        lost = max(received - exported, 0)
+        quiet.silence()  # an export still running in the background stays quiet from now on
+        if lost:
+            logger.warning(
+                "otel-agent-trace: %d of %d span(s) were not forwarded to the OTLP backend (%s); "
+                "the local session is complete.",
+                lost,
+                received,
+                quiet.last_reason() or "not sent before exit",
+            )
+
+    def shutdown(self) -> None:
+        self.close()
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         with own_io():
@@ -156,36 +182,79 @@ class ShareableSpanExporter(SpanExporter):
 
 class ForwardingSpanProcessor(BatchSpanProcessor):
     """The SDK's batch processor, bounded for agents: a full queue drops spans (counted, reported
-    once, never blocking), and shutdown waits at most ``OTEL_BSP_EXPORT_TIMEOUT`` (the SDK itself
-    waits up to 30 s and then for the exporter's own retries)."""
+    once, never blocking), and shutdown waits at most ``OTEL_BSP_EXPORT_TIMEOUT``, and at most
+    :data:`FAILING_EXIT_SECONDS` once the backend has been seen failing (the local session is the
+    record; the SDK itself would wait up to 30 s and then for the exporter's own retries)."""
 
     def __init__(self, exporter: Any, **kwargs: Any):
-        from .quiet import hold_back_logs_of
-
         super().__init__(exporter, **kwargs)
-        hold_back_logs_of(getattr(exporter, "inner", exporter))
+        quiet.hold_back_logs_of(getattr(exporter, "inner", exporter))
+        self._forwarder = exporter
         self.dropped_spans = 0
+        self.received_spans = 0
+        self._closed = False
+        self._close_lock = threading.Lock()
         timeout = kwargs.get("export_timeout_millis")
         self.export_timeout_millis = timeout or self._default_export_timeout_millis()
-        if hasattr(exporter, "pending"):
-            exporter.pending = self._unsent
+
+    def _queue_state(self) -> tuple[Any, int]:
+        """The queue and its bound, on every SDK version (1.30 keeps them on the processor itself)."""
+        batch = getattr(self, "_batch_processor", None)
+        if batch is not None:
+            return getattr(batch, "_queue", None), getattr(batch, "_max_queue_size", 1 << 62)
+        return getattr(self, "queue", None), getattr(self, "max_queue_size", 1 << 62)
 
     def on_end(self, span: ReadableSpan) -> None:
-        batch = self._batch_processor
-        queue = getattr(batch, "_queue", None)
-        if queue is not None and len(queue) >= getattr(batch, "_max_queue_size", 1 << 62):
-            self.dropped_spans += 1  # the SDK would log a warning for each one
-            report_once(
-                "forward.queue_full",
-                "otel-agent-trace: the OTLP backend is not keeping up; spans beyond the queue "
-                "(OTEL_BSP_MAX_QUEUE_SIZE) are dropped from forwarding. The local session is complete.",
-            )
-            return
-        super().on_end(span)
-
-    def _unsent(self) -> int:
-        """Spans never handed to the exporter: dropped at a full queue, or still queued at exit."""
-        return self.dropped_spans + len(getattr(self._batch_processor, "_queue", ()) or ())
+        try:
+            if self._closed or not span.context.trace_flags.sampled:
+                return
+            queue, bound = self._queue_state()
+            self.received_spans += 1
+            if queue is not None and len(queue) >= bound:
+                self.dropped_spans += 1  # the SDK would log a warning for each one
+                report_once(
+                    "forward.queue_full",
+                    "otel-agent-trace: the OTLP backend is not keeping up; spans beyond the queue "
+                    "(OTEL_BSP_MAX_QUEUE_SIZE) are dropped from forwarding. The local session is complete.",
+                )
+                return
+            super().on_end(span)
+        except Exception as exc:  # never raise into span.end()
+            report_once("forward.on_end", "otel-agent-trace: forwarding a span failed: %r", exc)
 
     def shutdown(self) -> None:
-        self._batch_processor.shutdown(timeout_millis=self.export_timeout_millis)
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+        started = time.monotonic()
+        deadline = started + self.export_timeout_millis / 1000
+        forwarder = self._forwarder
+        if hasattr(forwarder, "exiting"):
+            forwarder.exiting = True
+        drain = threading.Thread(target=self._drain, name="otel-agent-trace-forward-exit", daemon=True)
+        drain.start()
+        seen = getattr(forwarder, "seen_failing", None)
+        while drain.is_alive():
+            limit = deadline
+            failing = seen() if seen is not None else None
+            if failing is not None:
+                limit = min(deadline, max(started, failing) + FAILING_EXIT_SECONDS)
+            now = time.monotonic()
+            if now >= limit:
+                break
+            drain.join(min(0.05, limit - now))
+        if hasattr(forwarder, "close"):
+            forwarder.close()  # interrupts a retry still waiting; what is left is not sent
+            forwarder.report(self.received_spans)
+
+    def _drain(self) -> None:
+        """Send what is queued (the SDK's own shutdown), on a thread the caller can stop waiting for."""
+        try:
+            batch = getattr(self, "_batch_processor", None)
+            if batch is not None:
+                batch.shutdown(timeout_millis=self.export_timeout_millis)
+            else:  # SDK < 1.31: its shutdown has no bound, hence this thread
+                super().shutdown()
+        except Exception as exc:  # pragma: no cover - best effort on the way out
+            report_once("forward.shutdown", "otel-agent-trace: forwarding at exit failed: %r", exc)
