@@ -4,6 +4,7 @@ workspace) or ``--step`` (an interactive stepper)."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from otel_agent_trace.offline.loader import load_session
@@ -24,6 +25,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--allow-shell", action="store_true", help="also re-run tools that ran commands")
     p.add_argument("--allow-writes", action="store_true", help="also re-run tools that wrote files")
     p.add_argument("--tool", help="only calls of this tool")
+    p.add_argument(
+        "--import-path",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="where the tools' modules are (besides the current directory and installed packages)",
+    )
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per tool call (default 60)")
     p.add_argument("--verbose", "-v", action="store_true", help="every entry walked, one line each")
     p.set_defaults(func=run)
@@ -79,6 +87,7 @@ def _tools(args: argparse.Namespace) -> int:
         allow_writes=args.allow_writes,
         only=args.tool,
         timeout=args.timeout,
+        import_paths=[os.path.abspath(p) for p in args.import_path],
     )
     cols = width()
     print(f"tool replay of {clean(session.session_id)} ({report.tier} tier) in {clean(args.workspace)}")

@@ -288,7 +288,7 @@ def to_anthropic(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def to_strands(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Strands messages (``content`` a list of blocks); messages already in that shape are kept."""
     if all(isinstance(m.get("content"), list) and m.get("role") in ("user", "assistant") for m in messages):
-        return [{"role": m["role"], "content": m["content"]} for m in messages]
+        return [dict(m) for m in messages]  # as recorded (Strands keeps metadata beside them)
     out: list[dict[str, Any]] = []
     for m in neutral(messages):
         if m["role"] == "system":

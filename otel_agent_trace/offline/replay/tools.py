@@ -161,18 +161,20 @@ def why_not_replayable(call: ToolCall, tier: str) -> str | None:
     return None
 
 
-def _child_env() -> dict[str, str]:
+def _child_env(import_paths: list[str] | None = None) -> dict[str, str]:
     """The environment of a tool's child process: no recording, no OTLP export, and the importable
-    paths of this process (so the tool imports as it would here)."""
+    paths of this process (so the tool imports as it would here), ``import_paths`` first."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "AGENT_TRACE_"))}
     env["AGENT_TRACE_RECORD"] = "false"
     env["OTEL_SDK_DISABLED"] = "true"
-    paths = [os.getcwd()] + [p for p in sys.path if p and "auto_instrumentation" not in p]
+    paths = [str(p) for p in import_paths or ()] + [os.getcwd()] + [p for p in sys.path if p and "auto_instrumentation" not in p]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     return env
 
 
-def run_call(call: ToolCall, workspace: Path, timeout: float = 60.0) -> dict[str, Any]:
+def run_call(
+    call: ToolCall, workspace: Path, timeout: float = 60.0, import_paths: list[str] | None = None
+) -> dict[str, Any]:
     """Run one call in a child process with ``cwd=workspace``; its JSON answer."""
     request = orjson.dumps({"import_path": call.import_path, "arguments": call.arguments})
     try:
@@ -181,7 +183,7 @@ def run_call(call: ToolCall, workspace: Path, timeout: float = 60.0) -> dict[str
             input=request,
             capture_output=True,
             cwd=workspace,
-            env=_child_env(),
+            env=_child_env(import_paths),
             timeout=timeout,
         )
     except subprocess.TimeoutExpired:
@@ -206,9 +208,11 @@ def replay_tools(
     allow_writes: bool = False,
     only: str | None = None,
     timeout: float = 60.0,
+    import_paths: list[str] | None = None,
 ) -> ToolReplayReport:
     """Check (and with ``execute``, re-run in ``workspace``) every recorded tool call; one
-    :class:`CallReport` each: ok / mismatch / blocked / unknown / error / skipped."""
+    :class:`CallReport` each: ok / mismatch / blocked / unknown / error / skipped. Tools are
+    imported from ``import_paths``, the current directory and this process's ``sys.path``."""
     if execute and workspace is None:
         raise ValueError("tool replay needs a workspace directory")
     root = Path(workspace).expanduser() if workspace is not None else None
@@ -237,7 +241,7 @@ def replay_tools(
         if not execute or root is None:
             reports.append(CallReport(call, UNKNOWN, "replayable (not run: dry)"))
             continue
-        answer = run_call(call, root, timeout)
+        answer = run_call(call, root, timeout, import_paths)
         if not answer.get("ok"):
             status = UNKNOWN if answer.get("stage") == "import" else ERROR
             what = "cannot import it" if status == UNKNOWN else "it failed"
