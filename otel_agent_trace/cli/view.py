@@ -198,7 +198,7 @@ def _message_text(entry: dict[str, Any], full: bool) -> str:
         text += f" calls {term.fit(','.join(names), VALUE_CHARS)}"
     if entry.get("tool_call_id"):
         text += f" (for {term.fit(entry['tool_call_id'], VALUE_CHARS)})"
-    return f"✉ {term.fit(entry.get('role', '?'), 20)}: {text}"
+    return f"✉ {term.fit(entry.get('role', '?'), None if full else 24)}: {text}"
 
 
 def _foreign_text(entry: dict[str, Any], full: bool) -> str:
