@@ -10,7 +10,6 @@ import pty
 import struct
 import subprocess
 import termios
-from pathlib import Path
 
 import otel_agent_trace as oat
 
@@ -147,8 +146,8 @@ def test_an_unfinished_span_of_a_killed_process_is_marked(tmp_path):
     session = tmp_path / "killed.jsonl"
     session.write_text(
         '{"id":"a-0000","parent_id":"","type":"session.start","layer":"agent","ts":1,"session_id":"s","tier":"trace"}\n'
-        '{"id":"a-0001","parent_id":"a-0000","type":"span.start","layer":"tool","ts":2,"name":"execute_tool slow",'
-        '"span_id":"00000000000000aa","trace_id":"0","attributes":{}}\n'
+        '{"id":"a-0001","parent_id":"a-0000","type":"span.start","layer":"tool","ts":2,'
+        '"name":"execute_tool slow","span_id":"00000000000000aa","trace_id":"0","attributes":{}}\n'
     )
     lines = _lines(cli("view", str(session)))
     assert lines[1].startswith("a-0001    execute_tool slow [tool] UNFINISHED")

@@ -20,7 +20,10 @@ OSC_TITLE = "\x1b]0;pwned-title\x07"
 CSI_CLEAR = "\x1b[2J"
 OSC_CLIPBOARD = "\x1b]52;c;cm0gLXJmIH4=\x07"
 C1_CSI = "\x9b31m"
-MARKUP = "</script><script>document.body.setAttribute('data-pwned','1')</script><img src=x onerror=\"document.body.setAttribute('data-pwned','2')\">"
+MARKUP = (
+    "</script><script>document.body.setAttribute('data-pwned','1')</script>"
+    "<img src=x onerror=\"document.body.setAttribute('data-pwned','2')\">"
+)
 
 
 def main() -> None:
