@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from otel_agent_trace._internal.guard import internal_error
+
 
 class Recorder(Protocol):
     session_id: str
@@ -39,8 +41,8 @@ def set_active(recorder: Recorder | None) -> None:
         for listener in tuple(_on_activate):
             try:
                 listener(recorder)
-            except Exception:  # a listener must never stop a session from starting
-                pass
+            except Exception as exc:  # a listener must never stop a session from starting
+                internal_error(f"session start listener {getattr(listener, '__qualname__', listener)}", exc)
 
 
 # Called with the recorder each time a session becomes active (the system layer adds its audit

@@ -17,15 +17,19 @@ import wrapt
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
 
 from otel_agent_trace._internal.guard import report_once
+from otel_agent_trace.instrumentation._patching import Patches
 
 
 class DeferredInstrumentor(BaseInstrumentor):  # type: ignore[misc]
     """A ``BaseInstrumentor`` whose patching waits for ``library_module`` to be imported.
 
-    Subclasses set ``library_module`` and implement ``_instrument_now`` / ``_uninstrument_now``.
+    Subclasses set ``library_module`` and ``_patches`` (their :class:`Patches`: switch, tracer,
+    wrappers) and implement ``_instrument_now``; ``uninstrument()`` switches them off and removes
+    every wrapper made through ``_patches`` (``_uninstrument_now`` undoes anything else).
     """
 
     library_module: str = ""
+    _patches: Patches
     _wanted = False
     _applied = False
     _hooked = False
@@ -35,6 +39,7 @@ class DeferredInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         cls = type(self)
         cls._wanted = True
         cls._kwargs = kwargs
+        self._patches.start(kwargs.get("tracer_provider"))
         if not self.library_module or self.library_module in sys.modules:
             self._apply()
         elif not cls._hooked:
@@ -67,9 +72,10 @@ class DeferredInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         if cls._applied:
             cls._applied = False
             self._uninstrument_now(**kwargs)
+        self._patches.stop()
 
     def _instrument_now(self, **kwargs: Any) -> None:
         raise NotImplementedError
 
     def _uninstrument_now(self, **kwargs: Any) -> None:
-        raise NotImplementedError
+        """Undo what is not a wrapper made through ``_patches`` (nothing, by default)."""

@@ -119,7 +119,7 @@ def test_uninstrument_removes_our_wrappers_even_under_otel_threading(provider):
     from opentelemetry.instrumentation.threading import ThreadingInstrumentor
 
     from otel_agent_trace.instrumentation.context import ContextInstrumentor, threads
-    from otel_agent_trace.instrumentation.context.patching import is_wrapped_by
+    from otel_agent_trace.instrumentation.context._patches import PATCHES
 
     upstream = ThreadingInstrumentor()
     was_on = upstream.is_instrumented_by_opentelemetry
@@ -128,7 +128,7 @@ def test_uninstrument_removes_our_wrappers_even_under_otel_threading(provider):
     ours = ContextInstrumentor()
     ours.instrument()
     upstream.instrument()  # wraps outside ours
-    ours.uninstrument()  # cannot unwrap from under theirs: ours turns into a pass-through
+    ours.uninstrument()  # ours is spliced out from under theirs
     upstream.uninstrument()
     with oat.agent("a"):
         seen = []
@@ -138,7 +138,7 @@ def test_uninstrument_removes_our_wrappers_even_under_otel_threading(provider):
     assert seen == [None]
     ours.instrument()  # instrumenting again never stacks a second wrapper of ours
     ours.uninstrument()
-    assert not is_wrapped_by(threading.Thread, "start", threads._start)
-    assert not is_wrapped_by(ThreadPoolExecutor, "submit", threads._submit)
+    assert not PATCHES.wraps(threading.Thread, "start")
+    assert not PATCHES.wraps(ThreadPoolExecutor, "submit")
     if was_on:
         upstream.instrument()

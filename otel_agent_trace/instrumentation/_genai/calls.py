@@ -8,6 +8,7 @@ from typing import Any
 from otel_agent_trace._internal.guard import report_once
 from otel_agent_trace.instrumentation._genai import model_call as mc
 from otel_agent_trace.instrumentation._genai.streams import AsyncStreamProxy, StreamProxy
+from otel_agent_trace.instrumentation._patching import Patches
 
 
 class CallSpec:
@@ -40,10 +41,12 @@ class CallSpec:
 
     # -- shared steps (never raise) ------------------------------------------------------------
 
-    def begin(self, kwargs: dict[str, Any]) -> mc.ModelCall | None:
+    def begin(self, kwargs: dict[str, Any], patches: Patches | None = None) -> mc.ModelCall | None:
+        """The started call (``None``: not recorded here); spans from ``patches``' tracer."""
         try:
             model, params, stream = self.request(kwargs)
-            call = mc.begin(self.provider, self.operation, model, params, stream=stream)
+            tracer = patches.tracer() if patches is not None else None
+            call = mc.begin(self.provider, self.operation, model, params, stream=stream, tracer=tracer)
             if call is not None and call.wants_content:
                 messages, system, tools = self.input(kwargs)
                 call.set_input(messages, system, tools, type(self).to_semconv)
@@ -70,9 +73,11 @@ class CallSpec:
         return response
 
 
-def sync_wrapper(spec: CallSpec) -> Callable[..., Any]:
+def sync_wrapper(spec: CallSpec, patches: Patches | None = None) -> Callable[..., Any]:
+    """The ``wrapt`` wrapper of a sync method; its spans come from ``patches``' tracer."""
+
     def wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        call = spec.begin(kwargs)
+        call = spec.begin(kwargs, patches)
         if call is None:
             return wrapped(*args, **kwargs)
         response = call.call(wrapped, args, kwargs)
@@ -81,9 +86,11 @@ def sync_wrapper(spec: CallSpec) -> Callable[..., Any]:
     return wrapper
 
 
-def async_wrapper(spec: CallSpec) -> Callable[..., Any]:
+def async_wrapper(spec: CallSpec, patches: Patches | None = None) -> Callable[..., Any]:
+    """:func:`sync_wrapper` for a coroutine method."""
+
     async def wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        call = spec.begin(kwargs)
+        call = spec.begin(kwargs, patches)
         if call is None:
             return await wrapped(*args, **kwargs)
         response = await call.acall(wrapped, args, kwargs)

@@ -42,8 +42,9 @@ _tracer: trace.Tracer | None = None
 
 
 def use_tracer_provider(provider: Any) -> None:
-    """The provider an instrumentor was given (``instrument(tracer_provider=...)``); ``None``
-    means the global one. The tracer is looked up once, not per call."""
+    """The provider of model spans begun without a tracer of their own (a wrapper made outside
+    an instrumentor, as in the benchmarks); ``None`` means the global one. Instrumentors pass
+    their own tracer to :func:`begin` (``Patches.tracer``)."""
     global _tracer
     _tracer = None if provider is None else provider.get_tracer(gs.SCOPE, __version__)
 
@@ -417,9 +418,11 @@ def begin(
     params: dict[str, Any] | None = None,
     *,
     stream: bool = False,
+    tracer: trace.Tracer | None = None,
 ) -> ModelCall | None:
     """Start recording a model call, or ``None`` when this call must not be recorded here
-    (instrumentation suppressed, or a framework span of ours already describes it)."""
+    (instrumentation suppressed, or a framework span of ours already describes it). ``tracer``
+    is the calling instrumentor's (its ``tracer_provider``)."""
     if not is_instrumentation_enabled():
         return None
     current = trace.get_current_span()
@@ -443,5 +446,5 @@ def begin(
     if params:
         attrs.update(params)
     name = f"{operation} {model}" if model else operation
-    span = _get_tracer().start_span(name, kind=SpanKind.CLIENT, attributes=attrs)
+    span = (tracer or _get_tracer()).start_span(name, kind=SpanKind.CLIENT, attributes=attrs)
     return ModelCall(span, "own", provider, operation, model)

@@ -17,7 +17,7 @@ from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
 from otel_agent_trace.instrumentation._genai.calls import CallSpec, async_wrapper, sync_wrapper
 from otel_agent_trace.instrumentation._genai.model_call import is_model_span
 from otel_agent_trace.instrumentation._genai.streams import AsyncStreamProxy, StreamProxy
-from otel_agent_trace.instrumentation._genai.wrapping import Patches
+from otel_agent_trace.instrumentation._patching import Patches
 from otel_agent_trace.instrumentation.anthropic.package import _instruments
 
 _MODULE = "anthropic.resources.messages"
@@ -26,7 +26,7 @@ _NATIVE = ("anthropic._base_client", "start_api_call_span")
 _REQUEST_SUFFIX = "__api_request"  # the stream manager's private request (name-mangled per class)
 
 
-def _stream_helper(spec: CallSpec, is_async: bool) -> Any:
+def _stream_helper(spec: CallSpec, is_async: bool, patches: Patches) -> Any:
     """``messages.stream(...)`` returns a manager holding the request it makes on ``__enter__``;
     we replace that request so the raw stream it opens goes through our stream proxy."""
 
@@ -40,7 +40,7 @@ def _stream_helper(spec: CallSpec, is_async: bool) -> Any:
             if is_async:
 
                 async def opened() -> Any:
-                    call = spec.begin(dict(kwargs, stream=True))
+                    call = spec.begin(dict(kwargs, stream=True), patches)
                     if call is None:
                         return await request
                     raw = await call.acall(lambda: request, (), {})
@@ -50,7 +50,7 @@ def _stream_helper(spec: CallSpec, is_async: bool) -> Any:
             else:
 
                 def opened_sync() -> Any:
-                    call = spec.begin(dict(kwargs, stream=True))
+                    call = spec.begin(dict(kwargs, stream=True), patches)
                     if call is None:
                         return request()
                     raw = call.call(request, (), {})
@@ -80,31 +80,26 @@ class AnthropicInstrumentor(DeferredInstrumentor):  # type: ignore[misc]
 
     library_module = "anthropic"
 
-    _patches = Patches("agent_trace_anthropic")  # class-level: the instrumentor is a singleton
+    _patches = Patches("agent_trace_anthropic", step_over_peers=True)  # class-level: a singleton
 
     def instrumentation_dependencies(self) -> Collection[str]:
         return _instruments
 
     def _instrument_now(self, **kwargs: Any) -> None:
-        from otel_agent_trace.instrumentation._genai.model_call import use_tracer_provider
-
-        use_tracer_provider(kwargs.get("tracer_provider"))
         import anthropic
 
         from otel_agent_trace.instrumentation.anthropic.messages import MessagesSpec
 
         spec = MessagesSpec((anthropic.Stream, anthropic.AsyncStream))
+        patches = self._patches
         for module in (_MODULE, _BETA):  # client.messages and client.beta.messages
-            self._patches.wrap(module, "Messages.create", sync_wrapper(spec))
-            self._patches.wrap(module, "AsyncMessages.create", async_wrapper(spec))
-            self._patches.wrap(module, "Messages.parse", sync_wrapper(spec))
-            self._patches.wrap(module, "AsyncMessages.parse", async_wrapper(spec))
-            self._patches.wrap(module, "Messages.stream", _stream_helper(spec, False))
-            self._patches.wrap(module, "AsyncMessages.stream", _stream_helper(spec, True))
-        self._patches.wrap(*_NATIVE, _native_span)
-
-    def _uninstrument_now(self, **kwargs: Any) -> None:
-        self._patches.unwrap_all()
+            patches.wrap(module, "Messages.create", sync_wrapper(spec, patches))
+            patches.wrap(module, "AsyncMessages.create", async_wrapper(spec, patches))
+            patches.wrap(module, "Messages.parse", sync_wrapper(spec, patches))
+            patches.wrap(module, "AsyncMessages.parse", async_wrapper(spec, patches))
+            patches.wrap(module, "Messages.stream", _stream_helper(spec, False, patches))
+            patches.wrap(module, "AsyncMessages.stream", _stream_helper(spec, True, patches))
+        patches.wrap(*_NATIVE, _native_span)
 
     @property
     def foreign(self) -> list[str]:

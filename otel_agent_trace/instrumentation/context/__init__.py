@@ -17,6 +17,7 @@ from typing import Any
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
 
 from . import inherit, processes, threads
+from ._patches import PATCHES
 from .package import _instruments
 
 
@@ -28,12 +29,12 @@ class ContextInstrumentor(BaseInstrumentor):
 
     def _instrument(self, **kwargs: Any) -> None:
         inherit.restore_parent_context()
+        PATCHES.start(kwargs.get("tracer_provider"))
         threads.instrument()
         processes.instrument()
 
     def _uninstrument(self, **kwargs: Any) -> None:
-        threads.uninstrument()
-        processes.uninstrument()
+        PATCHES.stop()
 
 
 __all__ = ["ContextInstrumentor"]

@@ -31,15 +31,15 @@ from opentelemetry import trace
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from otel_agent_trace._internal import sink
-from otel_agent_trace._internal.guard import never_raise
+from otel_agent_trace._internal.guard import internal_error, never_raise
 from otel_agent_trace.settings import ENV_DIR, ENV_PARENT_ENTRY, ENV_SESSION_ID, ENV_TIER, get_settings
 
-from .patching import unwrap_own, wrap
+from ._patches import PATCHES
 
 TRACEPARENT = "TRACEPARENT"
 TRACESTATE = "TRACESTATE"
 _PROPAGATOR = TraceContextTextMapPropagator()
-_state = {"on": False, "fork_hook": False}
+_state = {"fork_hook": False, "mp_hook": False}
 
 
 def child_variables() -> dict[str, str]:
@@ -98,7 +98,7 @@ _ENV_INDEX = _env_index()
 
 
 def _execute_child(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-    if _state["on"]:
+    if PATCHES.on:
         if "env" in kwargs:
             new = child_environment(kwargs["env"])
             if new is not None:
@@ -111,7 +111,7 @@ def _execute_child(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
 
 
 def _execv(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-    if _state["on"] and len(args) == 2 and not kwargs:
+    if PATCHES.on and len(args) == 2 and not kwargs:
         new = child_environment(None)
         if new is not None:
             return os.execve(args[0], args[1], new)
@@ -120,7 +120,7 @@ def _execv(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
 
 def _env_at(position: int) -> Any:
     def wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        if _state["on"]:
+        if PATCHES.on:
             if "env" in kwargs:
                 new = child_environment(kwargs["env"])
                 if new is not None:
@@ -151,7 +151,7 @@ def _exporting(command: Any) -> Any:
 
 
 def _system(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-    if _state["on"] and len(args) == 1 and not kwargs:
+    if PATCHES.on and len(args) == 1 and not kwargs:
         command = _exporting(args[0])
         if command is not None:
             return wrapped(command)
@@ -166,7 +166,7 @@ def _spawnv_passfds(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
     ``_posixsubprocess`` with this process's environment and no ``env`` argument: lend it the
     variables for that one call. (Not for the forkserver: its workers are forked later, for other
     callers, so the context at its own start would be the wrong parent for them.)"""
-    if not _state["on"] or any("forkserver" in str(a) for a in (args[1] if len(args) > 1 else ())):
+    if not PATCHES.on or any("forkserver" in str(a) for a in (args[1] if len(args) > 1 else ())):
         return wrapped(*args, **kwargs)
     extra = _child_variables_safely()
     if not extra:
@@ -190,37 +190,38 @@ def _child_variables_safely() -> dict[str, str] | None:
 
 
 def _after_fork_in_child() -> None:
-    if not _state["on"]:
+    if not PATCHES.on:
         return
     try:
         for key, value in child_variables().items():
             os.environ[key] = value
-    except Exception:
-        pass
+    except Exception as exc:  # never into the forked child's code
+        internal_error("fork child environment", exc)
 
 
-def _patches() -> list[tuple[Any, str, Any]]:
+def _targets() -> list[tuple[Any, str, Any]]:
     import subprocess
 
-    patches: list[tuple[Any, str, Any]] = [(subprocess.Popen, "_execute_child", _execute_child)]
+    targets: list[tuple[Any, str, Any]] = [(subprocess.Popen, "_execute_child", _execute_child)]
     if os.name == "posix":
-        patches += [(os, "execv", _execv), (os, "execve", _execve), (os, "system", _system)]
-        patches += [(os, "posix_spawn", _posix_spawn), (os, "posix_spawnp", _posix_spawnp)]
+        targets += [(os, "execv", _execv), (os, "execve", _execve), (os, "system", _system)]
+        targets += [(os, "posix_spawn", _posix_spawn), (os, "posix_spawnp", _posix_spawnp)]
         mp_util = sys.modules.get("multiprocessing.util")  # not imported for it (~20 ms): see instrument()
         if mp_util is not None:
-            patches.append((mp_util, "spawnv_passfds", _spawnv_passfds))
-    return [p for p in patches if hasattr(p[0], p[1])]
+            targets.append((mp_util, "spawnv_passfds", _spawnv_passfds))
+    return targets
 
 
 def _on_multiprocessing_util(module: Any) -> None:
-    if _state["on"] and hasattr(module, "spawnv_passfds"):
-        wrap(module, "spawnv_passfds", _spawnv_passfds)
+    if PATCHES.on:
+        PATCHES.wrap(module, "spawnv_passfds", _spawnv_passfds)
 
 
 def instrument() -> None:
-    for owner, name, wrapper in _patches():
-        wrap(owner, name, wrapper)
-    if os.name == "posix" and "multiprocessing.util" not in sys.modules and not _state.get("mp_hook"):
+    """Wrap (the instrumentor switches :data:`PATCHES` on and off, and removes the wrappers)."""
+    for owner, name, wrapper in _targets():
+        PATCHES.wrap(owner, name, wrapper)
+    if os.name == "posix" and "multiprocessing.util" not in sys.modules and not _state["mp_hook"]:
         import wrapt
 
         wrapt.register_post_import_hook(_on_multiprocessing_util, "multiprocessing.util")
@@ -228,10 +229,3 @@ def instrument() -> None:
     if hasattr(os, "register_at_fork") and not _state["fork_hook"]:
         os.register_at_fork(after_in_child=_after_fork_in_child)  # cannot be unregistered: a flag
         _state["fork_hook"] = True
-    _state["on"] = True
-
-
-def uninstrument() -> None:
-    _state["on"] = False
-    for owner, name, wrapper in _patches():
-        unwrap_own(owner, name, wrapper)

@@ -22,35 +22,32 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 
-from .patching import unwrap_own, wrap
+from otel_agent_trace._internal.guard import internal_error
+
+from ._patches import PATCHES
 
 _ATTR = "_oat_context"
 # Thread._bootstrap_inner runs every thread's run(), overridden or not; fall back to run().
 _THREAD_ENTRY = "_bootstrap_inner" if hasattr(threading.Thread, "_bootstrap_inner") else "run"
-_state = {"on": False}
 
 
 def _start(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-    if _state["on"]:
-        try:
-            setattr(instance, _ATTR, otel_context.get_current())
-        except Exception:  # a thread class with __slots__: it runs without our context
-            pass
+    try:
+        setattr(instance, _ATTR, otel_context.get_current())
+    except AttributeError:  # a thread class with __slots__: it runs without our context
+        pass
     return wrapped(*args, **kwargs)
 
 
 def _entry(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-    ctx = getattr(instance, _ATTR, None) if _state["on"] else None
+    ctx = getattr(instance, _ATTR, None)
     if ctx is None:
         return wrapped(*args, **kwargs)
     token = otel_context.attach(ctx)
     try:
         return wrapped(*args, **kwargs)
     finally:
-        try:
-            otel_context.detach(token)
-        except Exception:
-            pass
+        otel_context.detach(token)  # logs (never raises) a token of another context
 
 
 def upstream_threading_active() -> bool:
@@ -60,12 +57,13 @@ def upstream_threading_active() -> bool:
         return False
     try:
         return bool(module.ThreadingInstrumentor().is_instrumented_by_opentelemetry)
-    except Exception:
+    except Exception as exc:  # another package's API changed: ours stays on
+        internal_error("threading instrumentation check", exc)
         return False
 
 
 def _submit(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-    if not _state["on"] or not args or upstream_threading_active():
+    if not args or upstream_threading_active():
         return wrapped(*args, **kwargs)
     fn = args[0]
     ctx = otel_context.get_current()
@@ -75,10 +73,7 @@ def _submit(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         try:
             return fn(*a, **kw)
         finally:
-            try:
-                otel_context.detach(token)
-            except Exception:
-                pass
+            otel_context.detach(token)
 
     return wrapped(run_in_context, *args[1:], **kwargs)
 
@@ -91,12 +86,6 @@ _PATCHES = (
 
 
 def instrument() -> None:
+    """Wrap (the instrumentor switches :data:`PATCHES` on and off, and removes the wrappers)."""
     for owner, name, wrapper in _PATCHES:
-        wrap(owner, name, wrapper)
-    _state["on"] = True
-
-
-def uninstrument() -> None:
-    _state["on"] = False  # a wrapper we cannot remove (another one is outside it) passes through
-    for owner, name, wrapper in _PATCHES:
-        unwrap_own(owner, name, wrapper)
+        PATCHES.wrap(owner, name, wrapper)

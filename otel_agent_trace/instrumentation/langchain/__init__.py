@@ -14,7 +14,7 @@ from collections.abc import Collection
 from typing import Any
 
 from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
-from otel_agent_trace.instrumentation._genai.wrapping import Patches
+from otel_agent_trace.instrumentation._patching import Patches
 from otel_agent_trace.instrumentation.langchain.package import _instruments
 
 _CHAT = "langchain_core.language_models.chat_models"
@@ -25,21 +25,16 @@ class LangChainInstrumentor(DeferredInstrumentor):  # type: ignore[misc]
 
     library_module = "langchain_core"
 
-    _patches = Patches("agent_trace_langchain")  # class-level: the instrumentor is a singleton
+    _patches = Patches("agent_trace_langchain", step_over_peers=True)  # class-level: a singleton
 
     def instrumentation_dependencies(self) -> Collection[str]:
         return _instruments
 
     def _instrument_now(self, **kwargs: Any) -> None:
-        from otel_agent_trace.instrumentation._genai.model_call import use_tracer_provider
-
-        use_tracer_provider(kwargs.get("tracer_provider"))
         from otel_agent_trace.instrumentation.langchain import chat_models, graphs
 
+        patches = self._patches
         for method in ("invoke", "ainvoke", "stream", "astream"):
-            self._patches.wrap(_CHAT, f"BaseChatModel.{method}", getattr(chat_models, method))
+            patches.wrap(_CHAT, f"BaseChatModel.{method}", chat_models.wrapper(method, patches))
         for method in ("stream", "astream"):  # langgraph is optional
-            self._patches.wrap("langgraph.pregel", f"Pregel.{method}", getattr(graphs, method))
-
-    def _uninstrument_now(self, **kwargs: Any) -> None:
-        self._patches.unwrap_all()
+            patches.wrap("langgraph.pregel", f"Pregel.{method}", graphs.wrapper(method, patches))

@@ -5,6 +5,7 @@ makes no second span: it sees this model span as current (see ``_genai.model_cal
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from otel_agent_trace import semconv
@@ -12,6 +13,7 @@ from otel_agent_trace._internal.guard import report_once
 from otel_agent_trace.instrumentation._genai import model_call as mc
 from otel_agent_trace.instrumentation._genai.jsonable import jsonable, text_of
 from otel_agent_trace.instrumentation._genai.scoped import aiterate_in_span, iterate_in_span
+from otel_agent_trace.instrumentation._patching import Patches
 from otel_agent_trace.instrumentation.langchain.messages import PROVIDERS, to_dict, to_semconv
 
 
@@ -20,7 +22,7 @@ def _input_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
 
 
 def begin(
-    instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any], *, stream: bool
+    instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any], *, stream: bool, patches: Patches
 ) -> mc.ModelCall | None:
     try:
         call_kwargs = {k: v for k, v in kwargs.items() if k not in ("input", "config")}
@@ -34,7 +36,8 @@ def begin(
             params[semconv.GEN_AI_REQUEST_MAX_TOKENS] = ls["ls_max_tokens"]
         if ls.get("ls_stop"):
             params[semconv.GEN_AI_REQUEST_STOP_SEQUENCES] = [str(s) for s in ls["ls_stop"]]
-        call = mc.begin(provider, semconv.OP_CHAT, ls.get("ls_model_name"), params, stream=stream)
+        model = ls.get("ls_model_name")
+        call = mc.begin(provider, semconv.OP_CHAT, model, params, stream=stream, tracer=patches.tracer())
         if call is not None and call.wants_content:
             messages = [to_dict(m) for m in instance._convert_input(_input_of(args, kwargs)).to_messages()]
             systems = [text_of(m.get("content")) for m in messages if m.get("role") == "system"]
@@ -89,22 +92,33 @@ def _finish(call: mc.ModelCall, message: Any) -> None:
         call.finish(mc.ModelResult())
 
 
-def invoke(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-    call = begin(instance, args, kwargs, stream=False)
-    if call is None:
-        return wrapped(*args, **kwargs)
-    message = call.call(wrapped, args, kwargs)
-    _finish(call, message)
-    return message
+def wrapper(method: str, patches: Patches) -> Callable[..., Any]:
+    """The ``wrapt`` wrapper of ``BaseChatModel.<method>``; spans from ``patches``' tracer."""
+    return _WRAPPERS[method](patches)
 
 
-async def ainvoke(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-    call = begin(instance, args, kwargs, stream=False)
-    if call is None:
-        return await wrapped(*args, **kwargs)
-    message = await call.acall(wrapped, args, kwargs)
-    _finish(call, message)
-    return message
+def _invoke(patches: Patches) -> Callable[..., Any]:
+    def invoke(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        call = begin(instance, args, kwargs, stream=False, patches=patches)
+        if call is None:
+            return wrapped(*args, **kwargs)
+        message = call.call(wrapped, args, kwargs)
+        _finish(call, message)
+        return message
+
+    return invoke
+
+
+def _ainvoke(patches: Patches) -> Callable[..., Any]:
+    async def ainvoke(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        call = begin(instance, args, kwargs, stream=False, patches=patches)
+        if call is None:
+            return await wrapped(*args, **kwargs)
+        message = await call.acall(wrapped, args, kwargs)
+        _finish(call, message)
+        return message
+
+    return ainvoke
 
 
 class _Streamed:
@@ -134,17 +148,23 @@ def _end(state: _Streamed, error: BaseException | None, exhausted: bool) -> None
             state.call.finish(mc.ModelResult(), abandoned=not exhausted)
 
 
-def stream(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-    def start() -> _Streamed | None:
-        call = begin(instance, args, kwargs, stream=True)
-        return None if call is None or call.mode != "own" else _Streamed(call)
+def _streaming(iterate: Callable[..., Any]) -> Callable[[Patches], Callable[..., Any]]:
+    def make(patches: Patches) -> Callable[..., Any]:
+        def stream(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+            def start() -> _Streamed | None:
+                call = begin(instance, args, kwargs, stream=True, patches=patches)
+                return None if call is None or call.mode != "own" else _Streamed(call)
 
-    return iterate_in_span(wrapped(*args, **kwargs), start, _observe, _end)
+            return iterate(wrapped(*args, **kwargs), start, _observe, _end)
+
+        return stream
+
+    return make
 
 
-def astream(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-    def start() -> _Streamed | None:
-        call = begin(instance, args, kwargs, stream=True)
-        return None if call is None or call.mode != "own" else _Streamed(call)
-
-    return aiterate_in_span(wrapped(*args, **kwargs), start, _observe, _end)
+_WRAPPERS: dict[str, Callable[[Patches], Callable[..., Any]]] = {
+    "invoke": _invoke,
+    "ainvoke": _ainvoke,
+    "stream": _streaming(iterate_in_span),
+    "astream": _streaming(aiterate_in_span),
+}

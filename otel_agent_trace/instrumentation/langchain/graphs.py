@@ -4,6 +4,7 @@ spans of its nodes under it. The run's input and final output go to the session.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from otel_agent_trace._internal import genai_spans as gs
@@ -11,6 +12,7 @@ from otel_agent_trace._internal import sink
 from otel_agent_trace._internal.guard import report_once
 from otel_agent_trace.instrumentation._genai.jsonable import jsonable
 from otel_agent_trace.instrumentation._genai.scoped import aiterate_in_span, iterate_in_span
+from otel_agent_trace.instrumentation._patching import Patches
 from otel_agent_trace.instrumentation.langchain.messages import to_dict
 
 
@@ -35,14 +37,16 @@ class _Run:
         self.last: Any = None
 
 
-def _start(instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Run | None:
+def _start(instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any], patches: Patches) -> _Run | None:
     try:
         name = getattr(instance, "name", None) or "LangGraph"
         config = kwargs.get("config") if "config" in kwargs else (args[1] if len(args) > 1 else None)
         thread = (
             ((config or {}).get("configurable") or {}).get("thread_id") if isinstance(config, dict) else None
         )
-        span = gs.start_span(gs.agent_span_name(name), gs.agent_attributes(name, conversation_id=thread))
+        span = patches.tracer().start_span(
+            gs.agent_span_name(name), attributes=gs.agent_attributes(name, conversation_id=thread)
+        )
         if sink.active() is not None:
             value = args[0] if args else kwargs.get("input")
             gs.record_content(span, agent_input=plain(value))
@@ -68,9 +72,12 @@ def _end(run: _Run, error: BaseException | None, exhausted: bool) -> None:
         run.span.end()
 
 
-def stream(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-    return iterate_in_span(wrapped(*args, **kwargs), lambda: _start(instance, args, kwargs), _observe, _end)
+def wrapper(method: str, patches: Patches) -> Callable[..., Any]:
+    """The ``wrapt`` wrapper of ``Pregel.stream`` / ``astream``; spans from ``patches``' tracer."""
+    iterate = aiterate_in_span if method == "astream" else iterate_in_span
 
+    def run(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        start = lambda: _start(instance, args, kwargs, patches)  # noqa: E731
+        return iterate(wrapped(*args, **kwargs), start, _observe, _end)
 
-def astream(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-    return aiterate_in_span(wrapped(*args, **kwargs), lambda: _start(instance, args, kwargs), _observe, _end)
+    return run

@@ -9,7 +9,7 @@ from collections.abc import Collection
 from typing import Any
 
 from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
-from otel_agent_trace.instrumentation.context.patching import unwrap_own, wrap
+from otel_agent_trace.instrumentation._patching import Patches
 
 from .package import _instruments
 from .wrappers import arun_wrapper, run_wrapper
@@ -17,6 +17,7 @@ from .wrappers import arun_wrapper, run_wrapper
 
 class LangChainToolsInstrumentor(DeferredInstrumentor):
     library_module = "langchain_core"
+    _patches = Patches("agent_trace_langchain_tools")
 
     def instrumentation_dependencies(self) -> Collection[str]:
         return _instruments
@@ -26,16 +27,8 @@ class LangChainToolsInstrumentor(DeferredInstrumentor):
             from langchain_core.tools import BaseTool
         except ImportError:
             return
-        wrap(BaseTool, "run", run_wrapper)
-        wrap(BaseTool, "arun", arun_wrapper)
-
-    def _uninstrument_now(self, **kwargs: Any) -> None:
-        try:
-            from langchain_core.tools import BaseTool
-        except ImportError:
-            return
-        unwrap_own(BaseTool, "run", run_wrapper)
-        unwrap_own(BaseTool, "arun", arun_wrapper)
+        self._patches.wrap(BaseTool, "run", run_wrapper)
+        self._patches.wrap(BaseTool, "arun", arun_wrapper)
 
 
 __all__ = ["LangChainToolsInstrumentor"]

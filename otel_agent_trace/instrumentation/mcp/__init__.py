@@ -7,7 +7,7 @@ from collections.abc import Collection
 from typing import Any
 
 from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
-from otel_agent_trace.instrumentation.context.patching import unwrap_own, wrap
+from otel_agent_trace.instrumentation._patching import Patches
 
 from .package import _instruments
 from .wrappers import call_tool_wrapper, list_tools_wrapper
@@ -23,6 +23,7 @@ def _session_class() -> Any:
 
 class MCPInstrumentor(DeferredInstrumentor):
     library_module = "mcp"
+    _patches = Patches("agent_trace_mcp")
 
     def instrumentation_dependencies(self) -> Collection[str]:
         return _instruments
@@ -30,14 +31,8 @@ class MCPInstrumentor(DeferredInstrumentor):
     def _instrument_now(self, **kwargs: Any) -> None:
         cls = _session_class()
         if cls is not None:
-            wrap(cls, "call_tool", call_tool_wrapper)
-            wrap(cls, "list_tools", list_tools_wrapper)
-
-    def _uninstrument_now(self, **kwargs: Any) -> None:
-        cls = _session_class()
-        if cls is not None:
-            unwrap_own(cls, "call_tool", call_tool_wrapper)
-            unwrap_own(cls, "list_tools", list_tools_wrapper)
+            self._patches.wrap(cls, "call_tool", call_tool_wrapper)
+            self._patches.wrap(cls, "list_tools", list_tools_wrapper)
 
 
 __all__ = ["MCPInstrumentor"]

@@ -13,7 +13,7 @@ from typing import Any
 
 from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
 from otel_agent_trace.instrumentation._genai.calls import async_wrapper, sync_wrapper
-from otel_agent_trace.instrumentation._genai.wrapping import Patches
+from otel_agent_trace.instrumentation._patching import Patches
 from otel_agent_trace.instrumentation.openai.package import _instruments
 
 _TARGETS = (
@@ -34,15 +34,12 @@ class OpenAIInstrumentor(DeferredInstrumentor):  # type: ignore[misc]
 
     library_module = "openai"
 
-    _patches = Patches("agent_trace_openai")  # class-level: the instrumentor is a singleton
+    _patches = Patches("agent_trace_openai", step_over_peers=True)  # class-level: a singleton
 
     def instrumentation_dependencies(self) -> Collection[str]:
         return _instruments
 
     def _instrument_now(self, **kwargs: Any) -> None:
-        from otel_agent_trace.instrumentation._genai.model_call import use_tracer_provider
-
-        use_tracer_provider(kwargs.get("tracer_provider"))
         import openai
 
         from otel_agent_trace.instrumentation.openai.chat import ChatSpec
@@ -51,11 +48,8 @@ class OpenAIInstrumentor(DeferredInstrumentor):  # type: ignore[misc]
         streams = (openai.Stream, openai.AsyncStream)
         specs = {"chat": ChatSpec(streams), "responses": ResponsesSpec(streams)}
         for module, path, api, is_async in _TARGETS:
-            wrapper = (async_wrapper if is_async else sync_wrapper)(specs[api])
+            wrapper = (async_wrapper if is_async else sync_wrapper)(specs[api], self._patches)
             self._patches.wrap(module, path, wrapper)
-
-    def _uninstrument_now(self, **kwargs: Any) -> None:
-        self._patches.unwrap_all()
 
     @property
     def foreign(self) -> list[str]:

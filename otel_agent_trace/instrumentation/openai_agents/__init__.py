@@ -8,7 +8,7 @@ from collections.abc import Collection
 from typing import Any
 
 from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
-from otel_agent_trace.instrumentation.context.patching import unwrap_own, wrap
+from otel_agent_trace.instrumentation._patching import Patches
 
 from .package import _instruments
 from .wrappers import FAILURE_HANDLER, FUNCTION, failure_handler_wrapper, invoke_wrapper
@@ -31,20 +31,15 @@ def _owners() -> list[Any]:
 
 class OpenAIAgentsInstrumentor(DeferredInstrumentor):
     library_module = "agents"
+    _patches = Patches("agent_trace_openai_agents")
 
     def instrumentation_dependencies(self) -> Collection[str]:
         return _instruments
 
     def _instrument_now(self, **kwargs: Any) -> None:
         for module in _owners():
-            wrap(module, FUNCTION, invoke_wrapper)
-            if hasattr(module, FAILURE_HANDLER):
-                wrap(module, FAILURE_HANDLER, failure_handler_wrapper)
-
-    def _uninstrument_now(self, **kwargs: Any) -> None:
-        for module in _owners():
-            unwrap_own(module, FUNCTION, invoke_wrapper)
-            unwrap_own(module, FAILURE_HANDLER, failure_handler_wrapper)
+            self._patches.wrap(module, FUNCTION, invoke_wrapper)
+            self._patches.wrap(module, FAILURE_HANDLER, failure_handler_wrapper)  # absent: skipped
 
 
 __all__ = ["OpenAIAgentsInstrumentor"]

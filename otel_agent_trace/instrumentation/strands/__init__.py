@@ -19,7 +19,7 @@ from collections.abc import Collection
 from typing import Any
 
 from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
-from otel_agent_trace.instrumentation._genai.wrapping import Patches
+from otel_agent_trace.instrumentation._patching import Patches
 from otel_agent_trace.instrumentation.strands.package import _instruments
 
 _TRACER = "strands.telemetry.tracer"
@@ -30,7 +30,7 @@ class StrandsInstrumentor(DeferredInstrumentor):  # type: ignore[misc]
 
     library_module = "strands"
 
-    _patches = Patches("agent_trace_strands")  # class-level: the instrumentor is a singleton
+    _patches = Patches("agent_trace_strands", step_over_peers=True)  # class-level: a singleton
 
     def instrumentation_dependencies(self) -> Collection[str]:
         return _instruments
@@ -44,6 +44,3 @@ class StrandsInstrumentor(DeferredInstrumentor):  # type: ignore[misc]
         self._patches.wrap(_TRACER, "Tracer.start_agent_span", hooks.start_agent)
         self._patches.wrap(_TRACER, "Tracer.end_agent_span", hooks.end_agent)
         self._patches.wrap("strands.agent.agent", "Agent._end_agent_trace_span", hooks.end_turn)
-
-    def _uninstrument_now(self, **kwargs: Any) -> None:
-        self._patches.unwrap_all()

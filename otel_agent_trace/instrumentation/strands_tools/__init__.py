@@ -7,13 +7,13 @@ from collections.abc import Collection
 from typing import Any
 
 from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
-from otel_agent_trace.instrumentation.context.patching import unwrap_own, wrap
+from otel_agent_trace.instrumentation._patching import Patches
 
 from .package import _instruments
 from .wrappers import end_tool_call_span_wrapper, start_tool_call_span_wrapper, start_tool_telemetry_wrapper
 
 
-def _patches() -> list[tuple[Any, str, Any]]:
+def _targets() -> list[tuple[Any, str, Any]]:
     try:
         from strands.telemetry.tracer import Tracer
     except ImportError:
@@ -34,17 +34,14 @@ def _patches() -> list[tuple[Any, str, Any]]:
 
 class StrandsToolsInstrumentor(DeferredInstrumentor):
     library_module = "strands"
+    _patches = Patches("agent_trace_strands_tools")
 
     def instrumentation_dependencies(self) -> Collection[str]:
         return _instruments
 
     def _instrument_now(self, **kwargs: Any) -> None:
-        for owner, name, wrapper in _patches():
-            wrap(owner, name, wrapper)
-
-    def _uninstrument_now(self, **kwargs: Any) -> None:
-        for owner, name, wrapper in _patches():
-            unwrap_own(owner, name, wrapper)
+        for owner, name, wrapper in _targets():
+            self._patches.wrap(owner, name, wrapper)
 
 
 __all__ = ["StrandsToolsInstrumentor"]

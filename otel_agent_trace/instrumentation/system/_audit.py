@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from otel_agent_trace._internal import sink
-from otel_agent_trace._internal.guard import report_once
+from otel_agent_trace._internal.guard import internal_error
 
 from . import _common
 
@@ -39,9 +39,7 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
     try:
         handler(rec, args)
     except Exception as exc:  # an audit hook that raises would abort the audited operation
-        report_once(
-            f"audit:{event}:{type(exc).__name__}", "otel-agent-trace: audit %s failed: %r", event, exc
-        )
+        internal_error(f"audit {event}", exc)
 
 
 def _chdir(rec: Any, args: tuple[Any, ...]) -> None:

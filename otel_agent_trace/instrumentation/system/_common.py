@@ -1,4 +1,4 @@
-"""Shared machinery of the system layer: whether to record, where, and how to patch.
+"""Shared machinery of the system layer: whether to record, and where.
 
 Every hook starts with :func:`recorder`, which is one global read while no session records.
 Recording is skipped for the recorder's own I/O (``own_io``), while OpenTelemetry
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -18,14 +17,13 @@ from opentelemetry import trace
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
 
 from otel_agent_trace._internal import sink
-from otel_agent_trace._internal.guard import in_own_io, report_once
+from otel_agent_trace._internal.guard import in_own_io, internal_error
 from otel_agent_trace.settings import get_settings
 
 _tl = threading.local()
 _get_value = otel_context.get_value
 _current_span = trace.get_current_span
 _POSIX = os.sep == "/"
-_OS_SUPPORT_SETS = ("supports_dir_fd", "supports_fd", "supports_follow_symlinks", "supports_effective_ids")
 
 
 class _State:
@@ -58,9 +56,7 @@ def emit(rec: Any, name: str, attributes: dict[str, Any]) -> None:
     try:
         rec.record_event(span, name, attributes, sys_layer=True)
     except Exception as exc:  # never raise into the agent
-        report_once(
-            f"system.emit:{type(exc).__name__}", "otel-agent-trace: recording %s failed: %r", name, exc
-        )
+        internal_error(f"recording {name}", exc)
     finally:
         _tl.busy = False
 
@@ -71,7 +67,7 @@ def flush(rec: Any) -> None:
     try:
         rec.flush()
     except Exception as exc:  # never raise into the agent
-        report_once(f"system.flush:{type(exc).__name__}", "otel-agent-trace: flushing failed: %r", exc)
+        internal_error("flushing the session", exc)
     finally:
         _tl.busy = False
 
@@ -125,48 +121,3 @@ def fs_path(path: Any) -> str | None:
 def excluded(path: str) -> bool:
     """Paths inside the sessions directory are the recorder's business, never the agent's."""
     return path.startswith(state.excluded) or path + os.sep in state.excluded
-
-
-def replace_attr(
-    owner: Any, name: str, make: Callable[[Any], Any], saved: dict[tuple[Any, str], Any]
-) -> None:
-    """Replace ``owner.name`` by ``make(original)``; ``saved`` remembers the original to restore.
-
-    One original gets one wrapper wherever it is (``builtins.open`` is ``io.open``): identity
-    checks and pickling by name keep working."""
-    original = getattr(owner, name, None)
-    if original is None or (owner, name) in saved:
-        return
-    for (other_owner, other_name), other in saved.items():
-        if other is original:
-            wrapper = getattr(other_owner, other_name)
-            saved[(owner, name)] = original
-            setattr(owner, name, wrapper)
-            return
-    wrapper = make(original)
-    for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
-        try:
-            setattr(wrapper, attr, getattr(original, attr))
-        except (AttributeError, TypeError):
-            pass
-    wrapper.__wrapped__ = original
-    saved[(owner, name)] = original
-    setattr(owner, name, wrapper)
-    if owner is os:  # keep `os.open in os.supports_dir_fd` style checks true
-        for group in _OS_SUPPORT_SETS:
-            members = getattr(os, group, None)
-            if isinstance(members, set) and original in members:
-                members.add(wrapper)
-
-
-def restore_all(saved: dict[tuple[Any, str], Any]) -> None:
-    for (owner, name), original in list(saved.items()):
-        current = getattr(owner, name, None)
-        if getattr(current, "__wrapped__", None) is original:
-            setattr(owner, name, original)
-            if owner is os:
-                for group in _OS_SUPPORT_SETS:
-                    members = getattr(os, group, None)
-                    if isinstance(members, set):
-                        members.discard(current)
-        del saved[(owner, name)]

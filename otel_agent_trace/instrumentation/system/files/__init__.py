@@ -17,6 +17,7 @@ class FilesInstrumentor(BaseInstrumentor):
         return _instruments
 
     def _instrument(self, **kwargs: Any) -> None:
+        _hooks.PATCHES.start(kwargs.get("tracer_provider"))
         _hooks.install()
 
     def _uninstrument(self, **kwargs: Any) -> None:

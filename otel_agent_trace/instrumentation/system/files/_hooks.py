@@ -24,12 +24,13 @@ import tokenize
 from typing import Any
 
 from otel_agent_trace._internal import sink
+from otel_agent_trace._internal.guard import internal_error
+from otel_agent_trace.instrumentation._patching import Patches
 
 from .. import _names as n
-from .._common import _tl, emit, excluded, fs_path, recorder, replace_attr, restore_all
+from .._common import _tl, emit, excluded, fs_path, recorder
 
-_saved: dict[tuple[Any, str], Any] = {}
-_on = [False]
+PATCHES = Patches("agent_trace_files")  # the patches and switch of agent_trace_files
 
 _O_ACCMODE = getattr(os, "O_ACCMODE", 3)
 _O_CREAT = os.O_CREAT
@@ -126,14 +127,14 @@ def _call(rec: Any, original: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
 def _safe(record: Any, rec: Any, args: Any, kwargs: Any, exc: BaseException | None) -> None:
     try:
         record(rec, args, kwargs, exc)
-    except Exception:  # recording must never break the call it watches
-        pass
+    except Exception as err:  # recording must never break the call it watches (tests: it does)
+        internal_error("recording a file event", err)
 
 
 def _wrapper(record: Any) -> Any:
     def make(original: Any) -> Any:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            if sink._active is None or not _on[0]:
+            if sink._active is None or not PATCHES.on:
                 return original(*args, **kwargs)
             rec = recorder()
             if rec is None:
@@ -266,17 +267,16 @@ AUDIT_HANDLERS = {
 
 
 def install() -> None:
+    """Patch and listen (the instrumentor switches :data:`PATCHES` on before, off after)."""
     from .. import _audit
 
     for owner, name, record in _WRAPPED:
-        replace_attr(owner, name, _wrapper(record), _saved)
-    _on[0] = True
+        PATCHES.replace(owner, name, _wrapper(record))
     _audit.listen(AUDIT_HANDLERS)
 
 
 def uninstall() -> None:
     from .. import _audit
 
-    _on[0] = False
     _audit.stop_listening(AUDIT_HANDLERS)
-    restore_all(_saved)
+    PATCHES.stop()

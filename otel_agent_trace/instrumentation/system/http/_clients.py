@@ -24,11 +24,11 @@ def _status_of(exc: BaseException) -> Any:
 
 def _start(extract: Any, instance: Any, args: Any, kwargs: Any, current: bool = True) -> Call | None:
     """The request's span, or ``None``: no session (one global read), or arguments we cannot read."""
-    if sink._active is None or not _span._on[0]:
+    if sink._active is None or not _span.PATCHES.on:
         return None
     try:
         method, url = extract(instance, args, kwargs)
-    except Exception:  # an odd call: let the client deal with it, unrecorded
+    except Exception:  # the caller's odd arguments: the client itself raises on them, unrecorded
         return None
     return begin(method, url, current=current)
 

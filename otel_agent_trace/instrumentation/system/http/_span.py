@@ -19,15 +19,15 @@ from opentelemetry.context import _SUPPRESS_HTTP_INSTRUMENTATION_KEY
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from otel_agent_trace._internal import sink
-from otel_agent_trace._internal.genai_spans import tracer
-from otel_agent_trace._internal.guard import report_once
+from otel_agent_trace._internal.guard import internal_error
+from otel_agent_trace.instrumentation._patching import Patches
 from otel_agent_trace.redaction import get_redactor
 
 from .. import _names as n
 from .._common import recorder
 
 IN_HTTP: ContextVar[bool] = ContextVar("otel_agent_trace_in_http", default=False)
-_on = [False]
+PATCHES = Patches("agent_trace_http")  # the patches, switch and tracer of agent_trace_http
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 _KNOWN_METHODS = frozenset(
     {"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH", "QUERY"}
@@ -64,10 +64,7 @@ class Call:
                 pass
             self._mark = None
         if self._token is not None:
-            try:
-                otel_context.detach(self._token)
-            except Exception:
-                pass
+            otel_context.detach(self._token)  # logs (never raises) a token of another context
             self._token = None
 
     def end(self, status: Any = None, exc: BaseException | None = None) -> None:
@@ -86,12 +83,12 @@ class Call:
                 span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"[:500]))
             span.end()
         except Exception as err:
-            report_once("http.end", "otel-agent-trace: ending an HTTP span failed: %r", err)
+            internal_error("ending an HTTP span", err)
 
 
 def begin(method: Any, url: Any, *, current: bool = True) -> Call | None:
     """Start the span of a request, or ``None`` (no session, nested in another client, ours)."""
-    if sink._active is None or not _on[0] or IN_HTTP.get():
+    if sink._active is None or not PATCHES.on or IN_HTTP.get():
         return None
     if recorder() is None or otel_context.get_value(_SUPPRESS_HTTP_INSTRUMENTATION_KEY):
         return None
@@ -100,13 +97,13 @@ def begin(method: Any, url: Any, *, current: bool = True) -> Call | None:
         if _exporter_urls and text.startswith(_exporter_urls):
             return None
         verb = (method.decode() if isinstance(method, bytes) else str(method or "GET")).upper()
-        span = tracer().start_span(
+        span = PATCHES.tracer().start_span(
             verb if verb in _KNOWN_METHODS else "HTTP",
             kind=SpanKind.CLIENT,
             attributes=attributes(verb, text),
         )
     except Exception as exc:
-        report_once("http.begin", "otel-agent-trace: starting an HTTP span failed: %r", exc)
+        internal_error("starting an HTTP span", exc)
         return None
     token = otel_context.attach(trace.set_span_in_context(span)) if current else None
     return Call(span, token, IN_HTTP.set(True) if current else None)

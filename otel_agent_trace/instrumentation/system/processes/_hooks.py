@@ -19,24 +19,23 @@ from typing import Any
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind
-from wrapt import wrap_function_wrapper
 
 from otel_agent_trace._internal import sink
-from otel_agent_trace._internal.genai_spans import record_error, tracer
-from otel_agent_trace._internal.guard import report_once
+from otel_agent_trace._internal.genai_spans import record_error
+from otel_agent_trace._internal.guard import internal_error
+from otel_agent_trace.instrumentation._patching import Patches
 
 from .. import _names as n
 from .._common import _tl, emit, flush, recorder, state
 
 _SPAN_ATTR = "_oat_process_span"
-_on = [False]
-_wrapped: list[tuple[Any, str, Any]] = []
+PATCHES = Patches("agent_trace_processes")  # the patches, switch and tracer of agent_trace_processes
 _MAX_ARGS = 256
 _MAX_ARG_CHARS = 4096
 
 
 def _active() -> Any:
-    if sink._active is None or not _on[0]:
+    if sink._active is None or not PATCHES.on:
         return None
     return recorder()
 
@@ -44,7 +43,7 @@ def _active() -> Any:
 def _text(value: Any) -> str:
     try:
         text = os.fsdecode(value) if isinstance(value, (bytes, os.PathLike)) else str(value)
-    except Exception:
+    except Exception:  # the agent's own object whose str() fails: shown as repr, not our failure
         text = repr(value)
     return text if len(text) <= _MAX_ARG_CHARS else text[:_MAX_ARG_CHARS] + "…"
 
@@ -83,7 +82,7 @@ def _getcwd() -> str:
 
 def _start(argv: list[str], cwd: Any) -> Any:
     name = f"process {os.path.basename(argv[0])}" if argv else "process"
-    return tracer().start_span(name, kind=SpanKind.INTERNAL, attributes=_span_attributes(argv, cwd))
+    return PATCHES.tracer().start_span(name, kind=SpanKind.INTERNAL, attributes=_span_attributes(argv, cwd))
 
 
 def _finish(span: Any, exit_code: Any) -> None:
@@ -112,7 +111,7 @@ def _popen_init(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict
         )
         span = _start(argv, _arg(args, kwargs, 9, "cwd"))
     except Exception as exc:
-        report_once("process.start", "otel-agent-trace: process span failed: %r", exc)
+        internal_error("starting a process span", exc)
         return wrapped(*args, **kwargs)
     token = otel_context.attach(trace.set_span_in_context(span))
     _tl.busy = True  # Popen's own plumbing (opening /dev/null for DEVNULL, pipes) is not the tool's
@@ -132,8 +131,9 @@ def _popen_init(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict
             _finish(span, instance.returncode)
         else:
             setattr(instance, _SPAN_ATTR, span)
-    except Exception:
+    except Exception as exc:
         span.end()
+        internal_error("recording a started process", exc)
     return result
 
 
@@ -150,7 +150,7 @@ def _handle_exitstatus(wrapped: Any, instance: Any, args: tuple[Any, ...], kwarg
     try:
         _end_for(instance)
     except Exception as exc:
-        report_once("process.end", "otel-agent-trace: ending a process span failed: %r", exc)
+        internal_error("ending a process span", exc)
     return result
 
 
@@ -163,7 +163,7 @@ def _process_exited(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: 
             if proc is not None:
                 _end_for(proc)
         except Exception as exc:
-            report_once("process.end", "otel-agent-trace: ending a process span failed: %r", exc)
+            internal_error("ending a process span", exc)
 
 
 # --- os.system, os.exec*, os.fork ---------------------------------------------------------------
@@ -175,7 +175,8 @@ def _system(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str
         return wrapped(*args, **kwargs)
     try:
         span = _start(command_args(_arg(args, kwargs, 0, "command"), shell=True), None)
-    except Exception:
+    except Exception as exc:
+        internal_error("starting an os.system span", exc)
         return wrapped(*args, **kwargs)
     token = otel_context.attach(trace.set_span_in_context(span))
     try:
@@ -219,8 +220,8 @@ def _exec(name: str) -> Any:
             path, argv = _exec_argv(name, args)
             attrs = {n.PROCESS_EXECUTABLE_PATH: _text(path), n.PROCESS_COMMAND_ARGS: argv}
             emit(rec, n.PROCESS_EXEC, attrs)
-        except Exception:
-            pass
+        except Exception as exc:
+            internal_error("recording an exec", exc)
         flush(rec)  # on disk before this process image is gone
         _tl.busy = True  # execvp tries each PATH entry through execv: one event, not one per try
         try:
@@ -289,36 +290,17 @@ def _targets() -> list[tuple[Any, str, Any]]:
     return out
 
 
-def _resolve(owner: Any, dotted: str) -> tuple[Any, str]:
-    parts = dotted.split(".")
-    for part in parts[:-1]:
-        owner = getattr(owner, part)
-    return owner, parts[-1]
-
-
 def install() -> None:
+    """Wrap and listen (the instrumentor switches :data:`PATCHES` on before, off after)."""
     from .. import _audit
 
-    present = {(owner, name) for owner, name, _ in _wrapped}  # left in place by uninstall()
     for module, dotted, wrapper in _targets():
-        owner, name = _resolve(module, dotted)
-        if (owner, name) in present or getattr(owner, name, None) is None:
-            continue
-        wrap_function_wrapper(module, dotted, wrapper)
-        _wrapped.append((owner, name, wrapper))
-    _on[0] = True
+        PATCHES.wrap(module, dotted, wrapper)
     _audit.listen(AUDIT_HANDLERS)
 
 
 def uninstall() -> None:
     from .. import _audit
 
-    _on[0] = False
     _audit.stop_listening(AUDIT_HANDLERS)
-    # Remove our wrappers where they are outermost; one that another library wrapped over stays,
-    # as a pass-through (``_on`` is off).
-    for owner, name, wrapper in list(_wrapped):
-        current = owner.__dict__.get(name) if isinstance(owner, type) else getattr(owner, name, None)
-        if getattr(current, "_self_wrapper", None) is wrapper:
-            setattr(owner, name, current.__wrapped__)
-            _wrapped.remove((owner, name, wrapper))
+    PATCHES.stop()
