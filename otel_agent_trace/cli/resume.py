@@ -21,6 +21,22 @@ from otel_agent_trace.offline.resume import ResumeError, resume_and_continue, re
 from ._terminal import clean, fit, width
 
 
+class _IntermixedParser(argparse.ArgumentParser):
+    """Options and the query in any order (``SESSION --agent m:f "query"``): plain argparse gives
+    the optional positional away before it sees the options."""
+
+    _inside = False
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def, override]
+        if self._inside:
+            return super().parse_known_args(args, namespace)
+        self._inside = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._inside = False
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("resume", help="restore a recorded conversation into your agent and continue it")
     p.add_argument("path", help="checkpoint-tier session .jsonl or .zip")
@@ -39,6 +55,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--directory", help="where the continuation is recorded (default: AGENT_TRACE_DIR)")
     p.add_argument("query", nargs="?", help="what to ask next (without it: restore and report only)")
     p.set_defaults(func=run)
+    p.__class__ = _IntermixedParser
 
 
 def load_factory(spec: str) -> Any:
