@@ -22,12 +22,20 @@ _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 
 
-def parse_duration(text: str) -> float:
+class Duration(float):
+    """Seconds, remembering how the user wrote them."""
+
+    text: str
+
+
+def parse_duration(text: str) -> Duration:
     """``90s``, ``30m``, ``12h``, ``7d``, ``2w`` in seconds."""
     match = _DURATION.match(text)
     if match is None:
         raise argparse.ArgumentTypeError(f"{text!r}: expected a number and a unit (s, m, h, d, w), e.g. 7d")
-    return float(match[1]) * _UNITS[match[2]]
+    seconds = Duration(float(match[1]) * _UNITS[match[2]])
+    seconds.text = text.strip()
+    return seconds
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -73,12 +81,5 @@ def run(args: argparse.Namespace) -> int:
         if removed:
             print(f"{verb} {term.clean(group.session_id)}: {term.clean(', '.join(removed))}")
     if not old:
-        print(f"no sessions older than {_human(args.older_than)} in {term.clean(directory)}")
+        print(f"no sessions older than {term.clean(args.older_than.text)} in {term.clean(directory)}")
     return 1 if failed else 0
-
-
-def _human(seconds: float) -> str:
-    for unit in ("w", "d", "h", "m"):
-        if seconds >= _UNITS[unit] and seconds % _UNITS[unit] == 0:
-            return f"{int(seconds // _UNITS[unit])}{unit}"
-    return f"{seconds:g}s"
