@@ -1,0 +1,3 @@
+"""Export tests: real recordings (real subprocesses), the real CLI, a real OTLP receiver (Phoenix)."""
+
+from tests.services.phoenix import phoenix  # noqa: F401
