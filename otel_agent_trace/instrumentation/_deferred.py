@@ -16,7 +16,7 @@ from typing import Any
 import wrapt
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
 
-from otel_agent_trace._internal.guard import report_once
+from otel_agent_trace._internal.guard import internal_error
 from otel_agent_trace.instrumentation._patching import Patches
 
 
@@ -58,13 +58,7 @@ class DeferredInstrumentor(BaseInstrumentor):  # type: ignore[misc]
             self._instrument_now(**cls._kwargs)
             cls._applied = True
         except Exception as exc:  # never break the agent's import of its own library
-            report_once(
-                f"instrument:{cls.__name__}",
-                "otel-agent-trace: %s could not instrument %s: %r",
-                cls.__name__,
-                self.library_module,
-                exc,
-            )
+            internal_error("instrumenting a library on import", exc)
 
     def _uninstrument(self, **kwargs: Any) -> None:
         cls = type(self)

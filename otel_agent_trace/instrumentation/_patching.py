@@ -27,7 +27,7 @@ import wrapt
 from opentelemetry import trace
 
 from otel_agent_trace._internal import genai_spans
-from otel_agent_trace._internal.guard import report_once
+from otel_agent_trace._internal.guard import internal_error, report_once
 from otel_agent_trace._version import __version__
 
 OURS = "_agent_trace_patches"  # on each wrapper function of ours: the Patches it belongs to
@@ -95,7 +95,7 @@ def chain(owner: Any, attr: str) -> list[Any]:
         out.append(node)
         try:
             node = getattr(node, "__wrapped__", None)
-        except Exception:
+        except Exception:  # an exotic object whose __getattr__ raises: the chain ends there
             break
     return out
 
@@ -215,14 +215,8 @@ class Patches:
             try:
                 self._remove(patch)
             except Exception as exc:  # never raise into the host; the wrapper stays switched off
-                report_once(
-                    f"unwrap:{self.name}:{patch.attr}",
-                    "otel-agent-trace: %s could not remove its wrapper of %s: %r",
-                    self.name,
-                    patch.attr,
-                    exc,
-                )
                 self._parked.append(patch)
+                internal_error(f"{self.name}: removing its wrapper of {patch.attr}", exc)
 
     # -- internals ------------------------------------------------------------------------------
 

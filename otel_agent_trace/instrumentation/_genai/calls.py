@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from otel_agent_trace._internal.guard import report_once
+from otel_agent_trace._internal.guard import internal_error
 from otel_agent_trace.instrumentation._genai import model_call as mc
 from otel_agent_trace.instrumentation._genai.streams import AsyncStreamProxy, StreamProxy
 from otel_agent_trace.instrumentation._patching import Patches
@@ -52,9 +52,7 @@ class CallSpec:
                 call.set_input(messages, system, tools, type(self).to_semconv)
             return call
         except Exception as exc:
-            report_once(
-                f"begin:{self.provider}:{type(exc).__name__}", "otel-agent-trace: %s: %r", self.provider, exc
-            )
+            internal_error("starting a model call", exc)
             return None
 
     def finish(self, call: mc.ModelCall, response: Any, *, is_async: bool) -> Any:
@@ -65,11 +63,9 @@ class CallSpec:
                 return proxy(response, call, self.accumulator())
             call.finish(self.result(response, call.content))
         except Exception as exc:
-            report_once(
-                f"finish:{self.provider}:{type(exc).__name__}", "otel-agent-trace: %s: %r", self.provider, exc
-            )
             if not call.ended:
                 call.finish(mc.ModelResult())
+            internal_error("finishing a model call", exc)
         return response
 
 

@@ -28,7 +28,7 @@ from opentelemetry.trace import Span, SpanKind
 from otel_agent_trace import semconv
 from otel_agent_trace._internal import genai_spans as gs
 from otel_agent_trace._internal import sink
-from otel_agent_trace._internal.guard import report_once
+from otel_agent_trace._internal.guard import internal_error
 from otel_agent_trace._version import __version__
 from otel_agent_trace.instrumentation._genai.jsonable import text_of
 from otel_agent_trace.settings import get_settings
@@ -184,10 +184,7 @@ class ModelCall:
     @staticmethod
     def deactivate(token: object | None) -> None:
         if token is not None:
-            try:
-                otel_context.detach(token)  # type: ignore[arg-type]
-            except Exception:
-                pass
+            otel_context.detach(token)  # type: ignore[arg-type]  # logs, never raises
 
     def call(self, wrapped: Any, args: Any, kwargs: Any) -> Any:
         """Call the SDK with this span current; on an exception, record it, end the span and
@@ -239,9 +236,7 @@ class ModelCall:
                     span.set_attribute(semconv.STREAM_ABANDONED, True)
             self._record_content(result)
         except Exception as exc:  # never into the agent
-            report_once(
-                f"model-finish:{type(exc).__name__}", "otel-agent-trace: recording a model call: %r", exc
-            )
+            internal_error("recording a model call", exc)
         finally:
             if self.mode == "own":
                 span.end()
@@ -259,9 +254,7 @@ class ModelCall:
             if self.input_messages:
                 self._record_content(result or ModelResult(), snapshot=False)
         except Exception as err:
-            report_once(
-                f"model-fail:{type(err).__name__}", "otel-agent-trace: recording a model error: %r", err
-            )
+            internal_error("recording a model error", err)
         finally:
             if self.mode == "own":
                 self.span.end()

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 import wrapt
 
-from otel_agent_trace._internal.guard import report_once
+from otel_agent_trace._internal.guard import internal_error
 from otel_agent_trace.instrumentation._genai.model_call import ModelCall, ModelResult
 
 
@@ -34,7 +34,7 @@ def _end(call: ModelCall, acc: Accumulator, abandoned: bool) -> None:
     try:
         result = acc.result()
     except Exception as exc:
-        report_once(f"stream-result:{type(exc).__name__}", "otel-agent-trace: reading a stream: %r", exc)
+        internal_error("reading a stream result", exc)
         result = ModelResult()
     call.finish(result, abandoned=abandoned)
 
@@ -78,7 +78,7 @@ class _Base(wrapt.ObjectProxy):
             self._self_call.first_chunk()
             self._self_acc.observe(item)
         except Exception as exc:
-            report_once(f"stream-observe:{type(exc).__name__}", "otel-agent-trace: reading a stream: %r", exc)
+            internal_error("reading a stream item", exc)
 
     def _self_end(self, exhausted: bool = False) -> None:
         if self._self_done:
@@ -94,7 +94,8 @@ class _Base(wrapt.ObjectProxy):
         self._self_finalizer.detach()
         try:
             result = self._self_acc.result()
-        except Exception:
+        except Exception as err:  # the call's own error is recorded all the same
+            internal_error("reading a failed stream's partial result", err)
             result = None
         self._self_call.fail(exc, result)
 

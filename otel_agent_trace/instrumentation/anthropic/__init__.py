@@ -12,7 +12,7 @@ from typing import Any
 
 from opentelemetry import trace
 
-from otel_agent_trace._internal.guard import report_once
+from otel_agent_trace._internal.guard import internal_error
 from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
 from otel_agent_trace.instrumentation._genai.calls import CallSpec, async_wrapper, sync_wrapper
 from otel_agent_trace.instrumentation._genai.model_call import is_model_span
@@ -58,7 +58,7 @@ def _stream_helper(spec: CallSpec, is_async: bool, patches: Patches) -> Any:
 
                 setattr(manager, attr, opened_sync)
         except Exception as exc:
-            report_once("anthropic-stream", "otel-agent-trace: anthropic messages.stream: %r", exc)
+            internal_error("anthropic messages.stream", exc)
         return manager
 
     return wrapper
@@ -71,7 +71,7 @@ def _native_span(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         if is_model_span(trace.get_current_span()):
             return None  # documented: "the call goes on without one"
     except Exception as exc:
-        report_once("anthropic-native", "otel-agent-trace: anthropic native span: %r", exc)
+        internal_error("anthropic native span", exc)
     return wrapped(*args, **kwargs)
 
 

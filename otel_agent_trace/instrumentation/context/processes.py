@@ -32,7 +32,15 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 
 from otel_agent_trace._internal import sink
 from otel_agent_trace._internal.guard import internal_error, never_raise
-from otel_agent_trace.settings import ENV_DIR, ENV_PARENT_ENTRY, ENV_SESSION_ID, ENV_TIER, get_settings
+from otel_agent_trace.settings import (
+    ENV_DIR,
+    ENV_PARENT_ENTRIES,
+    ENV_PARENT_ENTRY,
+    ENV_SESSION_ID,
+    ENV_TIER,
+    format_parent_entries,
+    get_settings,
+)
 
 from ._patches import PATCHES
 
@@ -61,6 +69,9 @@ def child_variables() -> dict[str, str]:
         ctx = trace.get_current_span().get_span_context()
         if ctx.is_valid:
             out[ENV_PARENT_ENTRY] = f"{ctx.span_id:016x}"
+        entries = rec.parent_entries(ctx.span_id if ctx.is_valid else None)
+        if entries:
+            out[ENV_PARENT_ENTRIES] = format_parent_entries(entries)
     return out
 
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from otel_agent_trace import semconv
-from otel_agent_trace._internal.guard import report_once
+from otel_agent_trace._internal.guard import internal_error
 from otel_agent_trace.instrumentation._genai import model_call as mc
 from otel_agent_trace.instrumentation._genai.jsonable import jsonable, text_of
 from otel_agent_trace.instrumentation._genai.scoped import aiterate_in_span, iterate_in_span
@@ -50,9 +50,7 @@ def begin(
             )
         return call
     except Exception as exc:
-        report_once(
-            f"langchain-begin:{type(exc).__name__}", "otel-agent-trace: langchain chat model: %r", exc
-        )
+        internal_error("starting a langchain chat model call", exc)
         return None
 
 
@@ -88,7 +86,7 @@ def _finish(call: mc.ModelCall, message: Any) -> None:
     try:
         call.finish(result_of(message))
     except Exception as exc:
-        report_once("langchain-finish", "otel-agent-trace: langchain chat model: %r", exc)
+        internal_error("finishing a langchain chat model call", exc)
         call.finish(mc.ModelResult())
 
 
@@ -135,7 +133,7 @@ def _observe(state: _Streamed, chunk: Any) -> None:
         state.call.first_chunk()
         state.message = chunk if state.message is None else state.message + chunk
     except Exception as exc:
-        report_once("langchain-chunk", "otel-agent-trace: langchain stream chunk: %r", exc)
+        internal_error("reading a langchain stream chunk", exc)
 
 
 def _end(state: _Streamed, error: BaseException | None, exhausted: bool) -> None:
@@ -144,8 +142,9 @@ def _end(state: _Streamed, error: BaseException | None, exhausted: bool) -> None
     else:
         try:
             state.call.finish(result_of(state.message), abandoned=not exhausted)
-        except Exception:
+        except Exception as exc:
             state.call.finish(mc.ModelResult(), abandoned=not exhausted)
+            internal_error("finishing a langchain chat model stream", exc)
 
 
 def _streaming(iterate: Callable[..., Any]) -> Callable[[Patches], Callable[..., Any]]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from otel_agent_trace._internal import genai_spans as gs
 from otel_agent_trace._internal import sink
-from otel_agent_trace._internal.guard import report_once
+from otel_agent_trace._internal.guard import internal_error
 from otel_agent_trace.instrumentation._genai.jsonable import jsonable
 from otel_agent_trace.instrumentation._genai.scoped import aiterate_in_span, iterate_in_span
 from otel_agent_trace.instrumentation._patching import Patches
@@ -52,7 +52,7 @@ def _start(instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any], patches
             gs.record_content(span, agent_input=plain(value))
         return _Run(span)
     except Exception as exc:
-        report_once(f"langgraph-start:{type(exc).__name__}", "otel-agent-trace: langgraph run: %r", exc)
+        internal_error("starting a langgraph run", exc)
         return None
 
 
@@ -67,7 +67,7 @@ def _end(run: _Run, error: BaseException | None, exhausted: bool) -> None:
         elif run.last is not None and sink.active() is not None:
             gs.record_content(run.span, agent_output=plain(run.last))
     except Exception as exc:
-        report_once(f"langgraph-end:{type(exc).__name__}", "otel-agent-trace: langgraph run: %r", exc)
+        internal_error("ending a langgraph run", exc)
     finally:
         run.span.end()
 

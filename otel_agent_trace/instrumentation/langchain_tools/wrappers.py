@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from otel_agent_trace._internal.genai_spans import import_path_of
-from otel_agent_trace._internal.guard import never_raise
+from otel_agent_trace._internal.guard import internal_error, never_raise
 from otel_agent_trace.instrumentation.context.tool_calls import ToolCall, start_tool_call
 
 _RUN_PARAMS = ("tool_input", "verbose", "start_color", "color", "callbacks")
@@ -40,8 +40,8 @@ def _arguments(tool: Any, tool_input: Any) -> Any:
         if callable(filtered):
             try:
                 return filtered(tool_input)
-            except Exception:
-                pass
+            except Exception as exc:  # LangChain's private helper changed: the arguments unfiltered
+                internal_error("filtering LangChain tool arguments", exc)
     return tool_input
 
 

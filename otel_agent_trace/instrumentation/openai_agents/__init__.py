@@ -22,7 +22,7 @@ def _owners() -> list[Any]:
     for name in _MODULES:
         try:
             module = importlib.import_module(name)
-        except Exception:
+        except ImportError:  # not in this version of the SDK
             continue
         if hasattr(module, FUNCTION):
             owners.append(module)

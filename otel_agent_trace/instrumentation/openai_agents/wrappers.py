@@ -23,7 +23,7 @@ FAILURE_HANDLER = "maybe_invoke_function_tool_failure_error_function"
 def _callable_path(tool: Any) -> str | None:
     try:
         fn = tool.__wrapped__  # the function passed to @function_tool (a read-only descriptor)
-    except Exception:
+    except AttributeError:
         return None
     return import_path_of(fn) if callable(fn) else None
 
