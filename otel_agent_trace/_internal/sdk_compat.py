@@ -10,6 +10,8 @@ correctness, and never raises into ``span.end()``.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
@@ -89,3 +91,19 @@ def _parameters(fn: Any) -> tuple[str, ...]:
         return tuple(inspect.signature(fn).parameters)
     except (TypeError, ValueError):
         return ()
+
+
+@contextmanager
+def span_clock(clock: Callable[[], int]) -> Iterator[None]:
+    """While inside, SDK spans and span events take their times from ``clock`` (ns) — for
+    reproducible recordings in tests (:mod:`otel_agent_trace.testing`), never in production."""
+    import opentelemetry.sdk.trace as sdk_trace
+
+    if not callable(getattr(sdk_trace, "time_ns", None)):
+        raise RuntimeError("this opentelemetry-sdk takes span times from elsewhere; cannot fix them")
+    previous = sdk_trace.time_ns
+    sdk_trace.time_ns = clock  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sdk_trace.time_ns = previous  # type: ignore[assignment]

@@ -48,7 +48,10 @@ class Session:
         settings: Settings | None = None,
         trace_path: str | Path | None = None,
         checkpoint_path: str | Path | None = None,
+        environment: Any = None,
     ):
+        """``environment``: where the recorder takes time, host and process facts from
+        (:func:`otel_agent_trace.testing.fixed_environment` makes a recording reproducible)."""
         base = settings or get_settings()
         changes: dict[str, Any] = {}
         if directory is not None:
@@ -64,6 +67,7 @@ class Session:
         self.settings = base.with_(**changes) if changes else base
         self.name = name
         self.metadata = metadata
+        self.environment = environment
         self._recorder: Any = None
         self.zip_paths: list[str] = []
 
@@ -71,7 +75,9 @@ class Session:
         from otel_agent_trace.recording import start_session
 
         configure()
-        self._recorder = start_session(self.settings, name=self.name, metadata=self.metadata)
+        self._recorder = start_session(
+            self.settings, name=self.name, metadata=self.metadata, environment=self.environment
+        )
         return self
 
     def stop(self) -> list[str]:

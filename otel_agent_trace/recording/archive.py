@@ -36,6 +36,8 @@ def export_zip(recorder: SessionRecorder, writer: TierWriter) -> Path:
     name = recorder.session_id + (fmt.CHECKPOINT_SUFFIX if tier == "checkpoint" else "") + fmt.ZIP_SUFFIX
     final = directory / name
     paths = fmt.child_files(directory, recorder.session_id, writer.path, tier)
+    local = recorder.env.localtime
+    stamp = local(recorder.stopped_ns / 1e9)  # the members' dates: when the session stopped
     with own_io():
         raw_snapshots: list[dict[str, Any]] = []
         snapshots = fmt.build_snapshots(lambda: fmt.iter_files(paths), raw_snapshots)
@@ -43,8 +45,8 @@ def export_zip(recorder: SessionRecorder, writer: TierWriter) -> Path:
         metadata = {
             "session_id": recorder.session_id,
             "name": recorder.name,
-            "start_time": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(recorder.started_ns / 1e9)),
-            "end_time": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(recorder.stopped_ns / 1e9)),
+            "start_time": time.strftime("%Y-%m-%dT%H:%M:%S", local(recorder.started_ns / 1e9)),
+            "end_time": time.strftime("%Y-%m-%dT%H:%M:%S", stamp),
             "duration_seconds": round((recorder.stopped_ns - recorder.started_ns) / 1e9, 6),
             "hostname": _root_meta(paths[0]).get("hostname"),
             "platform": _root_meta(paths[0]).get("platform"),
@@ -61,7 +63,7 @@ def export_zip(recorder: SessionRecorder, writer: TierWriter) -> Path:
             "format": fmt.FORMAT_NAME,
             "format_version": fmt.FORMAT_VERSION,
             "metadata": recorder.user_metadata,
-            "export_time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            "export_time": time.strftime("%Y-%m-%dT%H:%M:%S", local(recorder.env.clock() / 1e9)),
         }
         if tier != "checkpoint":  # shareable: the session name and user metadata are redacted too
             from otel_agent_trace.redaction import get_redactor
@@ -75,13 +77,17 @@ def export_zip(recorder: SessionRecorder, writer: TierWriter) -> Path:
                 os.fdopen(fd, "wb") as raw,
                 zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED, compresslevel=6) as zf,
             ):
-                with zf.open(fmt.ZIP_EVENTS, "w", force_zip64=True) as member:
+                with zf.open(_member(fmt.ZIP_EVENTS, stamp), "w", force_zip64=True) as member:
                     for path in paths:
                         with open(path, "rb") as src:
                             shutil.copyfileobj(src, member, 1 << 20)
-                zf.writestr(fmt.ZIP_SNAPSHOTS, orjson.dumps(snapshots, option=orjson.OPT_INDENT_2))
-                zf.writestr(fmt.ZIP_METADATA, orjson.dumps(metadata, option=orjson.OPT_INDENT_2))
-                zf.writestr(fmt.ZIP_RESUME, orjson.dumps(resume, option=orjson.OPT_INDENT_2))
+                for member_name, value in (
+                    (fmt.ZIP_SNAPSHOTS, snapshots),
+                    (fmt.ZIP_METADATA, metadata),
+                    (fmt.ZIP_RESUME, resume),
+                ):
+                    data = orjson.dumps(value, option=orjson.OPT_INDENT_2)
+                    zf.writestr(_member(member_name, stamp), data)
             os.link(tmp, final)  # fails rather than replace an existing file
         finally:
             try:
@@ -89,6 +95,13 @@ def export_zip(recorder: SessionRecorder, writer: TierWriter) -> Path:
             except FileNotFoundError:
                 pass
     return final
+
+
+def _member(name: str, stamp: time.struct_time) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name, date_time=tuple(stamp)[:6])
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = 0o644 << 16
+    return info
 
 
 def _root_meta(path: Path) -> dict[str, Any]:

@@ -9,7 +9,7 @@ import threading
 from typing import Any
 
 from otel_agent_trace._internal import sdk_compat, sink
-from otel_agent_trace._internal.guard import logger, report_once
+from otel_agent_trace._internal.guard import internal_error, logger, report_once
 from otel_agent_trace.settings import Settings
 
 from .recorder import SessionRecorder
@@ -102,6 +102,17 @@ def _flush_forwarding() -> None:
         logger.warning("otel-agent-trace: forwarding on SIGTERM failed: %s", exc)
 
 
+def _before_fork() -> None:
+    """Write what is queued, so the span a forked child runs under has its entry in the file (the
+    child's file hangs under it) and no lock of ours is held across the fork."""
+    rec = sink.active()
+    if isinstance(rec, SessionRecorder) and rec.active:
+        try:
+            rec.flush()
+        except Exception as exc:
+            internal_error("writing the queue before a fork", exc)
+
+
 def _after_fork_in_child() -> None:
     global _auto_lock
     _auto_lock = threading.Lock()
@@ -130,4 +141,4 @@ def _default_sigterm_in_child() -> None:
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+    os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)

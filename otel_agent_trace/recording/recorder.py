@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import functools
 import os
-import platform
-import socket
-import sys
 import threading
 import time
 from pathlib import Path
@@ -16,10 +12,10 @@ from otel_agent_trace import semconv
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace._internal import sdk_compat, sink
 from otel_agent_trace._internal.guard import internal_error, never_raise, own_io, report_once
-from otel_agent_trace._version import __version__
 from otel_agent_trace.redaction import get_redactor
 from otel_agent_trace.settings import TIER_CHECKPOINT, Settings, get_settings
 
+from .environment import LIVE, Environment
 from .tiers import MESSAGE_KEYS, TierPolicy, prepare_directory, tier_file
 from .writer import SessionFileExists, TierWriter
 
@@ -108,30 +104,6 @@ def _end_entry(
     return entry
 
 
-@functools.cache
-def _host_metadata() -> dict[str, Any]:
-    """What a session's root says about the machine: the same for every session of a process, and
-    slow to learn (``platform.platform()`` runs ``uname -p``; package metadata reads files), so
-    learned once and before a session's files are opened."""
-    versions = {"otel-agent-trace": __version__}
-    try:
-        from importlib.metadata import PackageNotFoundError, version
-
-        for dist in ("opentelemetry-sdk", "opentelemetry-api"):
-            try:
-                versions[dist] = version(dist)
-            except PackageNotFoundError:
-                pass
-    except ImportError:
-        pass
-    return {
-        "hostname": socket.gethostname(),
-        "platform": platform.platform(),
-        "python_version": platform.python_version(),
-        "packages": versions,
-    }
-
-
 _attributes_of = sdk_compat.span_attributes
 
 
@@ -178,16 +150,19 @@ class SessionRecorder:
         session_id: str | None = None,
         name: str | None = None,
         metadata: dict[str, Any] | None = None,
+        environment: Environment | None = None,
     ):
         self.settings = settings or get_settings()
+        self.env = env = environment or LIVE
+        self._clock = env.clock
         inherited = self.settings.inherited_session_id
         self.is_child = session_id is None and inherited is not None
         self._generated_id = not (session_id or inherited)
-        self.session_id = session_id or inherited or fmt.new_session_id()
+        self.session_id = session_id or inherited or self.env.session_id()
         self.name = name
         self.user_metadata = dict(metadata or {})
         self.directory = Path(self.settings.directory).expanduser()
-        self.child_tag = f"p{os.getpid()}" if self.is_child else None
+        self.child_tag = f"p{env.pid()}" if self.is_child else None
         self.started_ns = 0
         self.stopped_ns = 0
         self.tiers: list[_Tier] = []
@@ -221,9 +196,9 @@ class SessionRecorder:
             if self._started:
                 return self
             self._started = True
-            self.started_ns = time.time_ns()
+            self.started_ns = self._clock()
             redactor = get_redactor()
-            _host_metadata()  # slow the first time: learn it before the files exist, not between
+            self.env.host()  # slow the first time: learn it before the files exist, not between
             if self.is_child:  # the same pid may have recorded before an exec (fork, then exec)
                 self.child_tag = _free_child_tag(
                     self.directory, self.session_id, self.child_tag, self.settings
@@ -236,7 +211,7 @@ class SessionRecorder:
                     self._close_writers(remove=True)
                     if not self._generated_id or attempt == 4:
                         raise
-                    self.session_id = fmt.new_session_id()  # another session took that id
+                    self.session_id = self.env.session_id()  # another session took that id
             sink.set_active(self)
         return self
 
@@ -256,6 +231,9 @@ class SessionRecorder:
                 fsync=self.settings.fsync,
                 private=tier == TIER_CHECKPOINT,
                 root=self._root_fields(tier, policy),
+                root_parent=dict(self.settings.inherited_parent_entries).get(tier, "")
+                if self.is_child
+                else "",
                 lock=self._lock,
             )
             self.tiers.append(_Tier(writer, policy))
@@ -274,19 +252,20 @@ class SessionRecorder:
 
     def _root_fields(self, tier: str, policy: TierPolicy) -> dict[str, Any]:
         """The root entry (``session.start``; ``session.join`` in a child process) of one file."""
-        host = _host_metadata()
+        env = self.env
+        host = env.host()
         meta = {
             "session_id": self.session_id,
             "name": self.name,
             "format": fmt.FORMAT_NAME,
             "format_version": fmt.FORMAT_VERSION,
-            "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started_ns / 1e9)),
+            "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z", env.localtime(self.started_ns / 1e9)),
             "hostname": host["hostname"],
             "platform": host["platform"],
             "python_version": host["python_version"],
-            "pid": os.getpid(),
-            "argv": list(sys.argv),
-            "cwd": os.getcwd(),
+            "pid": env.pid(),
+            "argv": env.argv(),
+            "cwd": env.cwd(),
             "packages": host["packages"],
         }
         if self.user_metadata:
@@ -295,7 +274,7 @@ class SessionRecorder:
         if self.is_child:
             kind = fmt.SESSION_JOIN
             meta["parent_span_id"] = self.settings.inherited_parent_span
-            meta["ppid"] = os.getppid()
+            meta["ppid"] = env.ppid()
         return {
             "type": kind,
             "layer": fmt.LAYER_AGENT,
@@ -313,7 +292,7 @@ class SessionRecorder:
             self._flush_queue()  # spans still running are in the file, marked unfinished
             self._stopped = True
             self._wake.set()  # the flusher thread ends
-            self.stopped_ns = time.time_ns()
+            self.stopped_ns = self._clock()
             if sink.active() is self:
                 sink.set_active(None)
             for tier in self.tiers:
@@ -345,16 +324,22 @@ class SessionRecorder:
         the same session, joined under the span that was current at the fork."""
         from opentelemetry import trace
 
-        for tier in self.tiers:
-            tier.writer.abandon()
         current = trace.get_current_span().get_span_context()
         parent_hex = f"{current.span_id:016x}" if current.is_valid else None
+        # Not parent_entries(): writing the queue here would write the parent's entries from the
+        # child. The parent wrote it just before the fork (lifecycle._before_fork).
+        sid = current.span_id if current.is_valid else None
+        entries = {t.writer.tier: (sid and t.writer.span_entry(sid)) or t.writer.root_id for t in self.tiers}
+        for tier in self.tiers:
+            tier.writer.abandon()
         self._lock = threading.RLock()  # a thread of the parent may have held it: not here
         self.settings = self.settings.with_(
-            inherited_session_id=self.session_id, inherited_parent_span=parent_hex
+            inherited_session_id=self.session_id,
+            inherited_parent_span=parent_hex,
+            inherited_parent_entries=tuple(entries.items()),
         )
         self.is_child = True
-        self.child_tag = f"p{os.getpid()}"
+        self.child_tag = f"p{self.env.pid()}"
         self.tiers = []
         self.zip_paths = []
         self.counts = dict.fromkeys(self.counts, 0)
@@ -624,6 +609,14 @@ class SessionRecorder:
             self.counts["events"] += 1
         return fields
 
+    def parent_entries(self, span_id: int | None) -> dict[str, str]:
+        """Per tier, the entry a child process started now under span ``span_id`` continues from
+        (the span's start, written now if queued; else the root), so the session stays one tree."""
+        if self._stopped:
+            return {}
+        with self._lock:
+            return {t.writer.tier: self._span_entry(t.writer, span_id) for t in self.tiers}
+
     def _span_entry(self, writer: TierWriter, span_id: int | None) -> str:
         """The entry a new entry about span ``span_id`` hangs under: the span's start (written
         now if it is still queued), else the root."""
@@ -713,7 +706,7 @@ class SessionRecorder:
                 self.counts["sys_events_dropped"] += 1
                 span.set_attribute(semconv.SYS_EVENTS_DROPPED, n - cap)
                 return False
-        ts = time.time_ns()
+        ts = self._clock()
         # A span keeps at most SpanLimits.max_events (128) events, evicting the oldest: past that,
         # system events go to the session file only (adding them to the span costs ~5 µs each).
         if not sys_layer or n <= _span_event_limit(span):
@@ -757,7 +750,7 @@ class SessionRecorder:
         found = w.message_entry(digest)
         if found is not None:
             return found
-        fields = {"type": fmt.MESSAGE, "layer": fmt.LAYER_AGENT, "ts": time.time_ns(), "digest": digest}
+        fields = {"type": fmt.MESSAGE, "layer": fmt.LAYER_AGENT, "ts": self._clock(), "digest": digest}
         if span_id is not None:
             fields["span_id"] = f"{span_id:016x}"
         fields.update(tier.policy.message(message, fmt.content_sha256(message.get("content"))))
@@ -799,7 +792,7 @@ class SessionRecorder:
             self.counts["snapshots"] += 1
             snapshot_id = self.counts["snapshots"]
             sid = span.get_span_context().span_id if span is not None else None
-            now = time.time_ns()
+            now = self._clock()
             for tier in self.tiers:
                 w = tier.writer
                 parent = self._span_entry(w, sid)
@@ -819,7 +812,7 @@ class SessionRecorder:
                     "last_result": tier.policy.content_value("last_result", last_result),
                     "model_info": tier.policy.value(model_info or {}),
                     "tools_loaded": list(tools_loaded or []),
-                    "cwd": tier.policy.text(os.getcwd()),
+                    "cwd": tier.policy.text(self.env.cwd()),
                     "entries_before": w.entries,
                 }
                 if state is not None:

@@ -72,10 +72,12 @@ class TierWriter:
         fsync: bool = False,
         private: bool = False,
         root: dict[str, Any] | None = None,
+        root_parent: str = "",
         lock: Any = None,
     ):
         """Create the file (never over an existing one). With ``root``, the file comes into
-        existence holding its root entry: no process death leaves it empty. ``lock`` (reentrant):
+        existence holding its root entry (under ``root_parent``: the entry in the parent process's
+        file that a child process's file continues): no process death leaves it empty. ``lock`` (reentrant):
         the owner's, when it writes under its own lock anyway (re-entering it is cheaper)."""
         self.path = Path(path)
         self.tier = tier
@@ -97,7 +99,7 @@ class TierWriter:
         first = b""
         if root is not None:
             self.root_id = f"{prefix}-0000"
-            first = fmt.dumps({"id": self.root_id, "parent_id": "", **root})
+            first = fmt.dumps({"id": self.root_id, "parent_id": root_parent, **root})
             self._seq = self.entries = 1
         with own_io():
             self._fd: int | None = _create(self.path, first, 0o600 if private else 0o644)

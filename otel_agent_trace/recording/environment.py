@@ -1,0 +1,66 @@
+"""What the recorder reads from the world: the clock, the host, the process.
+
+Injected (``SessionRecorder(environment=...)``) so a recording can be made reproducible byte for
+byte (:func:`otel_agent_trace.testing.fixed_environment`), and gathered with no effect the agent
+can see: no child process (``platform.platform()`` would run ``uname -p`` and fill the
+``platform`` module's cache that the OpenAI SDK reads), no cache of the agent's libraries filled.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import socket
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from otel_agent_trace._version import __version__
+from otel_agent_trace.session_format import new_session_id
+
+
+@functools.cache
+def _host() -> dict[str, Any]:
+    """The machine, once per process (package metadata reads files: learned before a session's
+    files are opened, not between its entries)."""
+    versions = {"otel-agent-trace": __version__}
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+
+        for dist in ("opentelemetry-sdk", "opentelemetry-api"):
+            try:
+                versions[dist] = version(dist)
+            except PackageNotFoundError:
+                pass
+    except ImportError:
+        pass
+    try:
+        u = os.uname()
+        system = f"{u.sysname}-{u.release}-{u.machine}"
+    except AttributeError:  # Windows: no uname; sys.platform says enough
+        system = sys.platform
+    return {
+        "hostname": socket.gethostname(),
+        "platform": system,
+        "python_version": "{}.{}.{}".format(*sys.version_info[:3]),
+        "packages": versions,
+    }
+
+
+@dataclass(frozen=True)
+class Environment:
+    """The recorder's sources of time, of session ids, and of facts about the host and the process."""
+
+    clock: Callable[[], int] = time.time_ns  # ns since the epoch
+    session_id: Callable[[], str] = new_session_id
+    host: Callable[[], dict[str, Any]] = _host
+    pid: Callable[[], int] = os.getpid
+    ppid: Callable[[], int] = os.getppid
+    cwd: Callable[[], str] = os.getcwd
+    argv: Callable[[], list[str]] = field(default=lambda: list(sys.argv))
+    localtime: Callable[[float], time.struct_time] = time.localtime
+
+
+LIVE = Environment()
