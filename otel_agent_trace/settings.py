@@ -30,6 +30,8 @@ ENV_ZIP = "AGENT_TRACE_ZIP"
 ENV_AUTO_SESSION = "AGENT_TRACE_AUTO_SESSION"
 ENV_SESSION_ID = "AGENT_TRACE_SESSION_ID"
 ENV_PARENT_ENTRY = "AGENT_TRACE_PARENT_SPAN"
+# The entry, per tier, a child process's files hang under: "trace=<id>,checkpoint=<id>".
+ENV_PARENT_ENTRIES = "AGENT_TRACE_PARENT_ENTRIES"
 ENV_PREVIEW_CHARS = "AGENT_TRACE_PREVIEW_CHARS"
 ENV_SYS_EVENTS_PER_SPAN = "AGENT_TRACE_SYS_EVENTS_PER_SPAN"
 ENV_SYSTEM_LAYER = "AGENT_TRACE_SYSTEM_LAYER"
@@ -166,6 +168,7 @@ class Settings:
     auto_session: bool = True
     inherited_session_id: str | None = None
     inherited_parent_span: str | None = None
+    inherited_parent_entries: tuple[tuple[str, str], ...] = ()  # (tier, entry id)
     preview_chars: int = 500
     sys_events_per_span: int = 1000
     system_layer: bool = True
@@ -193,6 +196,7 @@ class Settings:
             auto_session=_flag(env, ENV_AUTO_SESSION, True),
             inherited_session_id=env.get(ENV_SESSION_ID) or None,
             inherited_parent_span=env.get(ENV_PARENT_ENTRY) or None,
+            inherited_parent_entries=parse_parent_entries(env.get(ENV_PARENT_ENTRIES)),
             preview_chars=_int(env, ENV_PREVIEW_CHARS, 500, minimum=16),
             sys_events_per_span=_int(env, ENV_SYS_EVENTS_PER_SPAN, 1000),
             system_layer=_flag(env, ENV_SYSTEM_LAYER, True),
@@ -244,3 +248,18 @@ def set_settings(settings: Settings | None) -> None:
     """Replace the process-wide settings (``None``: read the environment again on next use)."""
     global _current
     _current = settings
+
+
+def parse_parent_entries(raw: str | None) -> tuple[tuple[str, str], ...]:
+    """``trace=<id>,checkpoint=<id>`` as ``(("trace", id), ("checkpoint", id))``; anything
+    malformed is ignored (a child then hangs its files under their own root)."""
+    out = []
+    for item in (raw or "").split(","):
+        tier, _, entry = item.partition("=")
+        if tier in TIERS and entry and len(entry) <= 64 and entry.isprintable():
+            out.append((tier, entry))
+    return tuple(out)
+
+
+def format_parent_entries(entries: Mapping[str, str]) -> str:
+    return ",".join(f"{tier}={entry}" for tier, entry in entries.items() if entry)

@@ -7,8 +7,10 @@ import zipfile
 from collections import Counter
 
 import orjson
+import pytest
 
 from otel_agent_trace import session_format as fmt
+from otel_agent_trace.offline import SessionReadWarning
 
 from .helpers import AGENTS, assert_one_tree, load, only_session, run_instrumented
 
@@ -28,11 +30,15 @@ def test_forked_children_write_their_own_files_joined_to_the_session(tmp_path):
     children = sorted(directory.glob(f"{session_id}.p*.jsonl"))
     assert children, "the forked processes recorded nothing"
     child_squares = 0
-    all_ids: Counter[str] = Counter(e.id for e in parent.events)
+    own = list(fmt.iter_entries(parent_path))  # the parent's file alone (load() merges children)
+    all_ids: Counter[str] = Counter(e["id"] for e in own)
     for path in children:
-        child = load(path)
+        with pytest.warns(SessionReadWarning, match="parent is not in the session"):
+            child = load(path)  # alone, a child's file hangs under an entry of its parent's file
         join = child.events[0]
-        assert join.type == fmt.SESSION_JOIN and join.parent_id == ""
+        # The join continues the tree from the parent's entry of the span the child was forked
+        # under, so the session's files together are one tree.
+        assert join.type == fmt.SESSION_JOIN and join.parent_id == agent.entry_id
         assert join.data["session_id"] == session_id
         assert join.data["metadata"]["parent_span_id"] == agent.span_id
         for event in child.events[1:]:
@@ -41,7 +47,10 @@ def test_forked_children_write_their_own_files_joined_to_the_session(tmp_path):
         all_ids.update(e.id for e in child.events)
     assert child_squares == 4  # three pool tasks and the os.fork child
     assert [i for i, n in all_ids.items() if n > 1] == [], "entry ids collide across the session's files"
-    assert sum(s.name == "execute_tool square" for s in parent.spans) == 2
+    own_squares = [e for e in own if e["type"] == fmt.SPAN_END and e.get("name") == "execute_tool square"]
+    assert len(own_squares) == 2
+    # Loaded with its children, the session is one tree holding every square.
+    assert sum(s.name == "execute_tool square" and s.finished for s in parent.spans) == 6
 
     # Only the parent exports the ZIP, with the children's files after its own.
     zips = sorted(directory.glob("*.zip"))
@@ -49,7 +58,10 @@ def test_forked_children_write_their_own_files_joined_to_the_session(tmp_path):
     with zipfile.ZipFile(zips[0]) as zf:
         lines = zf.read(fmt.ZIP_EVENTS).splitlines()
     roots = [orjson.loads(line)["type"] for line in lines if orjson.loads(line)["parent_id"] == ""]
-    assert roots[0] == fmt.SESSION_START and set(roots[1:]) == {fmt.SESSION_JOIN}
+    assert roots == [fmt.SESSION_START]  # one tree: every child's join hangs under a parent entry
+    ids = {orjson.loads(line)["id"] for line in lines}
+    joins = [orjson.loads(line) for line in lines if orjson.loads(line)["type"] == fmt.SESSION_JOIN]
+    assert len(joins) == len(children) and all(j["parent_id"] in ids for j in joins)
 
 
 _FORK_SIGNALS = """
