@@ -49,13 +49,24 @@ def run(task: str = TASK) -> str:
             result = f"error: {exc}"
         messages.append({"role": "tool", "content": result})
         oat.record_message("tool", result)
-        oat.snapshot(f"after step {step}: {tool.__name__}", messages=messages, system_prompt=SYSTEM_PROMPT,
-                     last_query=task, model_info={"type": "scripted", "model_id": "script"})
+        oat.snapshot(
+            f"after step {step}: {tool.__name__}",
+            messages=messages,
+            system_prompt=SYSTEM_PROMPT,
+            last_query=task,
+            model_info={"type": "scripted", "model_id": "script"},
+        )
     answer = f"The note has {len(NOTE.split())} words."
     messages.append({"role": "assistant", "content": answer})
     oat.record_message("assistant", answer)
-    oat.snapshot("final answer", messages=messages, system_prompt=SYSTEM_PROMPT, last_query=task,
-                 last_result=answer, model_info={"type": "scripted", "model_id": "script"})
+    oat.snapshot(
+        "final answer",
+        messages=messages,
+        system_prompt=SYSTEM_PROMPT,
+        last_query=task,
+        last_result=answer,
+        model_info={"type": "scripted", "model_id": "script"},
+    )
     return answer
 
 

@@ -87,4 +87,6 @@ def strands_run(tmp_path_factory: pytest.TempPathFactory, llm: FakeLLMServer) ->
 def langgraph_run(tmp_path_factory: pytest.TempPathFactory, llm: FakeLLMServer) -> Recording:
     llm.reset()
     llm.queue("openai_chat_tool_call", "openai_chat_final")
-    return record("langgraph_agent.py", tmp_path_factory.mktemp("langgraph"), {"OPENAI_BASE_URL": llm.openai_url})
+    return record(
+        "langgraph_agent.py", tmp_path_factory.mktemp("langgraph"), {"OPENAI_BASE_URL": llm.openai_url}
+    )

@@ -18,7 +18,9 @@ from .conftest import cli
 
 
 def _snapshot_id(path, n):
-    return next(e.id for e in load_session(path).events if e.type == fmt.SNAPSHOT and e.data["snapshot_id"] == n)
+    return next(
+        e.id for e in load_session(path).events if e.type == fmt.SNAPSHOT and e.data["snapshot_id"] == n
+    )
 
 
 def test_fork_copies_up_to_the_point_and_links_back_and_a_unique_prefix_finds_an_entry(notes, tmp_path):

@@ -89,7 +89,10 @@ def test_a_plain_message_list_is_filled_in_openai_format_and_a_callable_answers(
     recorded = _plain(session.conversation())
     assert messages == to_openai(recorded)
     assert [(m["role"], m["content"]) for m in messages] == [(m["role"], m["content"]) for m in recorded]
-    assert messages[2]["tool_calls"][0]["function"] == {"name": "get_weather", "arguments": '{"city": "Paris"}'}
+    assert messages[2]["tool_calls"][0]["function"] == {
+        "name": "get_weather",
+        "arguments": '{"city": "Paris"}',
+    }
 
     client = openai.OpenAI(base_url=llm.openai_url, api_key="sk-test", max_retries=0)
 
@@ -107,7 +110,10 @@ def test_rebuild_context_at_any_entry_and_runs_as_separate_windows(notes):
     session = load_session(notes.checkpoint)
     snaps = [e for e in session.events if e.type == "snapshot"]
     for snap in snaps:
-        assert rebuild_context(session, until=snap.id) == resume_from_snapshot(session, snap.data["snapshot_id"]).messages
+        assert (
+            rebuild_context(session, until=snap.id)
+            == resume_from_snapshot(session, snap.data["snapshot_id"]).messages
+        )
     assert rebuild_context(session, until=session.events[0].id) == []
     assert rebuild_context(session)[-1] == {"role": "assistant", "content": "The note has 11 words."}
 

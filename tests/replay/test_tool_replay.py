@@ -21,7 +21,9 @@ def _by_name(report):
 def test_checkpoint_calls_rerun_in_the_workspace_with_writes_and_commands_blocked(notes, tmp_path):
     ws = tmp_path / "ws" / "new"
     here = os.getcwd()
-    report = replay_tools(load_session(notes.checkpoint), execute=True, workspace=ws, import_paths=[notes.cwd])
+    report = replay_tools(
+        load_session(notes.checkpoint), execute=True, workspace=ws, import_paths=[notes.cwd]
+    )
     assert os.getcwd() == here
     calls = _by_name(report)
     assert calls["count_words"].status == "ok"
