@@ -102,14 +102,15 @@ def run(args: argparse.Namespace) -> int:
         restored = resume_from_snapshot(session, preview.snapshot_id, agent=agent)
         print(f"restored into {restored.target}; no query given, nothing run")
         return 0
-    answer = _continue(args, session, preview, agent)
+    import otel_agent_trace.api as oat  # the continuation is recorded: only here is capture code loaded
+
+    answer = _continue(oat, args, session, preview, agent)
     print(fit(f"answer: {answer.answer}", cols))
     return 0
 
 
-def _continue(args: argparse.Namespace, session: Any, preview: Any, agent: Any) -> Any:
-    import otel_agent_trace.api as oat  # the continuation is recorded: only here is capture code loaded
-
+def _continue(oat: Any, args: argparse.Namespace, session: Any, preview: Any, agent: Any) -> Any:
+    """Run the query inside a new recorded session whose metadata and root span name the source."""
     link = {
         "session_id": session.session_id,
         "entry_id": preview.entry_id,

@@ -149,3 +149,66 @@ def test_the_cli_resumes_into_the_users_factory_and_records_a_linked_session(str
     last = continued.snapshots[-1]
     assert last["last_query"] == "And tomorrow?" and last["last_result"].strip() == HELLO
     assert last["agent_messages"][0]["content"] == [{"text": "What's the weather in Paris?"}]
+
+
+def test_openai_agents_sdk_gets_input_items_then_answers(langgraph_run, llm):
+    from agents import Agent, OpenAIChatCompletionsModel, set_tracing_disabled
+    from openai import AsyncOpenAI
+
+    set_tracing_disabled(True)
+    client = AsyncOpenAI(base_url=llm.openai_url, api_key="sk-test", max_retries=0)
+    agent = Agent(
+        name="weather",
+        instructions="You answer weather questions.",
+        model=OpenAIChatCompletionsModel(model="gpt-4o-mini", openai_client=client),
+    )
+    session = load_session(langgraph_run.checkpoint)
+    restored = resume_from_snapshot(session, None, agent=agent)
+    assert restored.target == "openai_agents"
+    assert restored.restored == [
+        {"role": "user", "content": "What's the weather in Paris?"},
+        {
+            "type": "function_call",
+            "call_id": "call_weather_1",
+            "name": "get_weather",
+            "arguments": '{"city": "Paris"}',
+        },
+        {"type": "function_call_output", "call_id": "call_weather_1", "output": "18°C and sunny in Paris"},
+        {"role": "assistant", "content": "It is 18°C and sunny in Paris."},
+    ]
+    llm.reset()
+    llm.queue("openai_chat_text")
+    done = resume_and_continue(session, None, "And tomorrow?", agent)
+    assert done.answer == HELLO
+    sent = llm.requests[-1]["body"]["messages"]
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "assistant", "user"]
+    assert sent[3]["content"] == "18°C and sunny in Paris" and sent[-1]["content"] == "And tomorrow?"
+
+
+def test_the_recorded_directory_is_used_only_when_asked(strands_run, tmp_path):
+    args = ["resume", str(strands_run.checkpoint), "--agent", "strands_agent:make_agent"]
+    done = cli(*args, cwd=EXAMPLES)
+    assert done.returncode == 0, done.stderr
+    assert "restored into strands; no query given, nothing run" in done.stdout
+    assert "working directory" not in done.stdout
+    done = cli(*args, "--cwd", "recorded", cwd=EXAMPLES)
+    assert done.returncode == 0, done.stderr
+    assert f"working directory: {strands_run.cwd} (recorded; asked by --cwd recorded)" in done.stdout
+
+
+def test_a_bad_factory_or_snapshot_is_a_clear_error(strands_run):
+    done = cli("resume", str(strands_run.checkpoint), "--agent", "no_such_module:make", cwd=EXAMPLES)
+    assert (
+        done.returncode == 2
+        and "cannot load the agent factory: No module named 'no_such_module'" in done.stderr
+    )
+    done = cli(
+        "resume",
+        str(strands_run.checkpoint),
+        "--snapshot",
+        "9",
+        "--agent",
+        "strands_agent:make_agent",
+        cwd=EXAMPLES,
+    )
+    assert done.returncode == 2 and "no snapshot 9 (snapshots: 1, 2, 3)" in done.stderr
