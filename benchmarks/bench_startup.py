@@ -1,0 +1,82 @@
+"""Start-up cost of the plug-in: ``opentelemetry-instrument python -c pass`` with otel-agent-trace
+against opentelemetry-distro alone, each in its own virtualenv, exporters off, paired runs
+alternating in one process (the machine is shared and noisy: read the median ratio).
+
+Every child Python process of an agent run under ``opentelemetry-instrument`` pays this.
+
+    python benchmarks/bench_startup.py --rounds 20          # venvs cached in ~/.cache/otel-agent-trace
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "otel-agent-trace" / "bench-startup"
+QUIET = {
+    "OTEL_TRACES_EXPORTER": "none",
+    "OTEL_METRICS_EXPORTER": "none",
+    "OTEL_LOGS_EXPORTER": "none",
+    "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+}
+
+
+def _venv(name: str, packages: list[str], *, refresh: bool) -> Path:
+    path = CACHE / name
+    marker = path / ".installed"
+    if refresh or not marker.exists():
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(path)], check=True)
+        pip = [str(path / "bin" / "python"), "-m", "pip", "install", "-q"]
+        subprocess.run([*pip, "--upgrade", "pip"], check=True)
+        subprocess.run([*pip, *packages], check=True)
+        marker.write_text(" ".join(packages))
+    return path
+
+
+def _run(venv: Path, env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(
+        [str(venv / "bin" / "opentelemetry-instrument"), str(venv / "bin" / "python"), "-c", "pass"],
+        check=True,
+        env=env,
+        cwd=CACHE,
+    )
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--refresh", action="store_true", help="rebuild the virtualenvs")
+    args = parser.parse_args()
+    CACHE.mkdir(parents=True, exist_ok=True)
+    distro = _venv("distro", ["opentelemetry-distro", "opentelemetry-exporter-otlp"], refresh=args.refresh)
+    # Ours installed from this checkout (not editable: what users get), refreshed every run.
+    ours = _venv("ours", [str(ROOT)], refresh=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "AGENT_TRACE_"))}
+    env.update(QUIET)
+    for venv in (distro, ours):  # warm the page cache and the bytecode caches
+        for _ in range(3):
+            _run(venv, env)
+    pairs = []
+    for i in range(args.rounds):
+        order = (distro, ours) if i % 2 == 0 else (ours, distro)
+        times = {venv: _run(venv, env) for venv in order}
+        pairs.append((times[distro], times[ours]))
+    d = statistics.median(p[0] for p in pairs)
+    o = statistics.median(p[1] for p in pairs)
+    ratio = statistics.median(p[1] / p[0] for p in pairs)
+    print(f"rounds: {args.rounds} (paired, alternating order)")
+    print(f"opentelemetry-distro alone : {d * 1000:7.1f} ms (median)")
+    print(f"otel-agent-trace           : {o * 1000:7.1f} ms (median)")
+    print(f"ratio (median of pairs)    : {ratio:.3f}x")
+
+
+if __name__ == "__main__":
+    main()
