@@ -529,4 +529,6 @@ def summarize(
     for part in session_paths(Path(path)):
         for entry in fmt.iter_entries(part, None if strict else issues):
             feed(entry)
+    if not acc.entries:
+        raise fmt.SessionFormatError(path, None, "no session entries (an empty file)")
     return acc, issues

@@ -3,7 +3,8 @@
 The model is the local replay server the test starts (``FAKE_OPENAI_URL``); what it answers —
 which tools to call with which arguments, errors, the final answer — is the test's script. The
 agent runs every tool the model asks for, as a real agent loop does, in the current directory.
-``AGENT_CRASH_AFTER=N`` kills the process (``os._exit``) inside the N-th tool call.
+``AGENT_CRASH_AFTER=N`` kills the process (``os._exit``) as it is about to run the N-th tool
+call; ``AGENT_MAX_TURNS`` (default 12) bounds the model turns, after which the agent raises.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import openai
 import otel_agent_trace as oat
 
 CRASH_AFTER = int(os.environ.get("AGENT_CRASH_AFTER", "0"))
+MAX_TURNS = int(os.environ.get("AGENT_MAX_TURNS", "12"))
 _calls = 0
 
 
@@ -56,7 +58,7 @@ def main() -> None:
         {"role": "user", "content": sys.argv[1] if len(sys.argv) > 1 else "Fix the bug."},
     ]
     with oat.agent("coder"):
-        for _turn in range(12):
+        for _turn in range(MAX_TURNS):
             try:
                 reply = client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=SCHEMAS)
             except openai.APIError as exc:
@@ -76,8 +78,7 @@ def main() -> None:
                 except Exception as exc:  # the model sees the error, as in a real agent
                     result = f"error: {exc}"
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)})
-        print("gave up")
-        sys.exit(1)
+        raise RuntimeError(f"gave up: max turns ({MAX_TURNS}) reached")
 
 
 if __name__ == "__main__":
