@@ -118,7 +118,7 @@ class InlineProcessor(SpanProcessor):
     fork handling and flusher of the real one. The lower bound of that feature set in Python."""
 
     def __init__(self, path: Path):
-        from otel_agent_trace.recording.recorder import layer_of
+        from otel_agent_trace.recording import layer_of
         from otel_agent_trace.redaction import get_redactor
 
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)

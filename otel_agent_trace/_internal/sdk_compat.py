@@ -47,6 +47,12 @@ def set_attribute_fast(span: Any, key: str, value: str) -> None:
     span.set_attribute(key, value)
 
 
+def span_event_limit(span: Any) -> int:
+    """How many events the SDK keeps on a span (``SpanLimits.max_events``; 128 by default)."""
+    limit = getattr(getattr(span, "_limits", None), "max_events", None)
+    return limit if isinstance(limit, int) else 128
+
+
 def span_processors(provider: Any) -> tuple[Any, ...]:
     """The span processors added to an SDK ``TracerProvider`` (empty when they cannot be seen)."""
     active = getattr(provider, "_active_span_processor", None)

@@ -15,93 +15,18 @@ from otel_agent_trace._internal.guard import internal_error, never_raise, own_io
 from otel_agent_trace.redaction import get_redactor
 from otel_agent_trace.settings import TIER_CHECKPOINT, Settings, get_settings
 
+from .entries import dropped_counts as _dropped
+from .entries import end_entry as _end_entry
+from .entries import layer_of
+from .entries import status_fields as _status_fields
 from .environment import LIVE, Environment
 from .tiers import MESSAGE_KEYS, TierPolicy, prepare_directory, tier_file
 from .writer import SessionFileExists, TierWriter
 
-_SYS_PREFIXES = ("http.", "url.", "process.", "file.", "db.", "rpc.", "server.", "network.", "messaging.")
 _MAX_PENDING_CONTENT = 10_000
 # Queued starts and events beyond this are written at once: memory stays bounded, and a batch of
 # this size is cheaper per entry than a bigger one (its objects stay in the CPU's caches).
 _MAX_QUEUED = 256
-
-
-def _span_event_limit(span: Any) -> int:
-    limit = getattr(getattr(span, "_limits", None), "max_events", None)
-    return limit if isinstance(limit, int) else 128
-
-
-def layer_of(attributes: Any) -> str:
-    """The DevDuck layer of a span: tool calls, agent/model work, or system activity."""
-    if not attributes:
-        return fmt.LAYER_AGENT
-    explicit = attributes.get(semconv.LAYER)
-    if explicit in fmt.LAYERS:
-        return explicit
-    op = attributes.get(semconv.GEN_AI_OPERATION_NAME)
-    if op is not None:
-        return fmt.LAYER_TOOL if op == semconv.OP_EXECUTE_TOOL else fmt.LAYER_AGENT
-    for key in attributes:
-        if key.startswith(_SYS_PREFIXES):
-            return fmt.LAYER_SYS
-    return fmt.LAYER_AGENT
-
-
-_PLAIN_STATUS: dict[Any, dict[str, str]] = {}  # status code → {"code": name}, shared (read-only)
-
-
-def _status_fields(status: Any) -> dict[str, str]:
-    """A span status as an entry has it: ``{"code": name}`` (one shared, read-only dict per code)
-    or, with a description, ``{"code": …, "description": …}``."""
-    code = status.status_code
-    if status.description:
-        return {"code": code._name_, "description": status.description}
-    plain = _PLAIN_STATUS.get(code)
-    if plain is None:
-        plain = _PLAIN_STATUS[code] = {"code": code._name_}
-    return plain
-
-
-def _dropped(span: Any) -> dict[str, int] | None:
-    """What the SDK's limits dropped from a span, if anything."""
-    if span.dropped_attributes or span.dropped_events:
-        return {"events": span.dropped_events, "attributes": span.dropped_attributes}
-    return None
-
-
-def _end_entry(
-    tier: Any,
-    shown: tuple[str, dict[str, Any] | None],
-    layer: str,
-    end: int,
-    kind: str,
-    trace_hex: str,
-    span_hex: str,
-    parent_hex: str | None,
-    duration: int,
-    status: dict[str, str],
-    dropped: dict[str, int] | None,
-) -> dict[str, Any]:
-    """A ``span.end`` entry for one tier (``id`` and ``parent_id`` are the writer's to fill)."""
-    entry: dict[str, Any] = {
-        "id": "",
-        "parent_id": None,
-        "type": fmt.SPAN_END,
-        "layer": layer,
-        "ts": end,
-        "name": shown[0],
-        "kind": kind,
-        "trace_id": trace_hex,
-        "span_id": span_hex,
-        "parent_span_id": parent_hex,
-        "duration_ns": duration,
-        "status": status if len(status) == 1 else tier.policy.value(status),  # a description
-    }
-    if shown[1]:
-        entry["attributes"] = shown[1]
-    if dropped:
-        entry["dropped"] = dropped
-    return entry
 
 
 _attributes_of = sdk_compat.span_attributes
@@ -709,7 +634,7 @@ class SessionRecorder:
         ts = self._clock()
         # A span keeps at most SpanLimits.max_events (128) events, evicting the oldest: past that,
         # system events go to the session file only (adding them to the span costs ~5 µs each).
-        if not sys_layer or n <= _span_event_limit(span):
+        if not sys_layer or n <= sdk_compat.span_event_limit(span):
             span.add_event(name, attributes or {}, timestamp=ts)
             self._written_events.setdefault(sid, set()).add((name, ts))
         layer = fmt.LAYER_SYS if sys_layer else layer_of(getattr(span, "attributes", None))

@@ -224,11 +224,12 @@ def test_a_forked_child_never_writes_the_parents_queued_entries(provider, sessio
     children = [p for p in session_dir.glob("*.jsonl") if p != parent_file]
     assert len(children) == 1
     child = _entries(children[0])
-    # The parent's queued start stays the parent's: its one entry (a short span: its end) is in
-    # the parent's file and nothing of it in the child's.
-    assert [e["type"] for e in parent if e.get("name") == "parent-running"] == [fmt.SPAN_END]
+    # The parent's queued start stays the parent's: it is written by the parent just before the
+    # fork (so the child's file can hang under it), and nothing of it is in the child's file.
+    assert [e["type"] for e in parent if e.get("name") == "parent-running"] == [fmt.SPAN_START, fmt.SPAN_END]
     assert not [e for e in child if e.get("name") == "parent-running"]
     assert _named(child, fmt.SPAN_END, "in-child") and not _named(parent, fmt.SPAN_END, "in-child")
     join = child[0]
     assert join["type"] == fmt.SESSION_JOIN
+    assert join["parent_id"] == _named(parent, fmt.SPAN_START, "parent-running")[0]["id"]
     assert join["metadata"]["parent_span_id"] == _named(parent, fmt.SPAN_END, "parent-running")[0]["span_id"]

@@ -1,0 +1,84 @@
+"""Entries built from spans: the layer of a span, its status and dropped counts as written, and
+the ``span.end`` entry (``id`` and ``parent_id`` are the writer's to fill)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from otel_agent_trace import semconv
+from otel_agent_trace import session_format as fmt
+
+_SYS_PREFIXES = ("http.", "url.", "process.", "file.", "db.", "rpc.", "server.", "network.", "messaging.")
+
+
+def layer_of(attributes: Any) -> str:
+    """The DevDuck layer of a span: tool calls, agent/model work, or system activity."""
+    if not attributes:
+        return fmt.LAYER_AGENT
+    explicit = attributes.get(semconv.LAYER)
+    if explicit in fmt.LAYERS:
+        return explicit
+    op = attributes.get(semconv.GEN_AI_OPERATION_NAME)
+    if op is not None:
+        return fmt.LAYER_TOOL if op == semconv.OP_EXECUTE_TOOL else fmt.LAYER_AGENT
+    for key in attributes:
+        if key.startswith(_SYS_PREFIXES):
+            return fmt.LAYER_SYS
+    return fmt.LAYER_AGENT
+
+
+_PLAIN_STATUS: dict[Any, dict[str, str]] = {}  # status code → {"code": name}, shared (read-only)
+
+
+def status_fields(status: Any) -> dict[str, str]:
+    """A span status as an entry has it: ``{"code": name}`` (one shared, read-only dict per code)
+    or, with a description, ``{"code": …, "description": …}``."""
+    code = status.status_code
+    if status.description:
+        return {"code": code._name_, "description": status.description}
+    plain = _PLAIN_STATUS.get(code)
+    if plain is None:
+        plain = _PLAIN_STATUS[code] = {"code": code._name_}
+    return plain
+
+
+def dropped_counts(span: Any) -> dict[str, int] | None:
+    """What the SDK's limits dropped from a span, if anything."""
+    if span.dropped_attributes or span.dropped_events:
+        return {"events": span.dropped_events, "attributes": span.dropped_attributes}
+    return None
+
+
+def end_entry(
+    tier: Any,
+    shown: tuple[str, dict[str, Any] | None],
+    layer: str,
+    end: int,
+    kind: str,
+    trace_hex: str,
+    span_hex: str,
+    parent_hex: str | None,
+    duration: int,
+    status: dict[str, str],
+    dropped: dict[str, int] | None,
+) -> dict[str, Any]:
+    """A ``span.end`` entry for one tier (``id`` and ``parent_id`` are the writer's to fill)."""
+    entry: dict[str, Any] = {
+        "id": "",
+        "parent_id": None,
+        "type": fmt.SPAN_END,
+        "layer": layer,
+        "ts": end,
+        "name": shown[0],
+        "kind": kind,
+        "trace_id": trace_hex,
+        "span_id": span_hex,
+        "parent_span_id": parent_hex,
+        "duration_ns": duration,
+        "status": status if len(status) == 1 else tier.policy.value(status),  # a description
+    }
+    if shown[1]:
+        entry["attributes"] = shown[1]
+    if dropped:
+        entry["dropped"] = dropped
+    return entry
