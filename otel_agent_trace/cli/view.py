@@ -14,7 +14,7 @@ import shlex
 import stat
 import sys
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -28,6 +28,8 @@ from . import _terminal as term
 
 # Lines held back while the span at their head has not ended; past it, the span is printed open.
 LOOKAHEAD = 500
+# Ended spans whose level is kept for a child process's file that joins one of them later.
+SPANS_REMEMBERED = 100_000
 # Characters of one value (arguments, results, URLs) before the whole line is cut to the width.
 VALUE_CHARS = 80
 MODEL_OPERATIONS = {sc.OP_CHAT, sc.OP_TEXT_COMPLETION, sc.OP_GENERATE_CONTENT, sc.OP_EMBEDDINGS}
@@ -310,7 +312,9 @@ class TreePrinter:
         self.full = full
         self.columns = columns
         self.levels: dict[str, int] = {}  # entry id -> level, for entries that can have children
-        self.span_levels: dict[str, int] = {}  # span id -> level, to hang a child process under it
+        # span id -> level of ended spans, to hang a child process under its span (open spans are
+        # in self.open); the oldest are forgotten past SPANS_REMEMBERED, so memory stays bounded
+        self.span_levels: OrderedDict[str, int] = OrderedDict()
         self.span_names: dict[str, str] = {}
         self.open: dict[str, _Pending] = {}
         self.queue: deque[_Pending | tuple[str, int, dict[str, Any]]] = deque()
@@ -321,6 +325,11 @@ class TreePrinter:
         if not isinstance(parent, str) or not parent:
             return 0
         return self.levels.get(parent, 0) + 1
+
+    def _remember(self, span_id: str, level: int) -> None:
+        self.span_levels[span_id] = level
+        if len(self.span_levels) > SPANS_REMEMBERED:
+            self.span_levels.popitem(last=False)
 
     def add(self, entry: dict[str, Any]) -> None:
         self.count += 1
@@ -333,8 +342,9 @@ class TreePrinter:
             level = 0
             meta = entry.get("metadata")
             parent_span = meta.get("parent_span_id") if isinstance(meta, dict) else None
-            if kind == fmt.SESSION_JOIN and isinstance(parent_span, str) and parent_span in self.span_levels:
-                level = self.span_levels[parent_span] + 1
+            if kind == fmt.SESSION_JOIN and isinstance(parent_span, str):
+                parent = self.open.get(parent_span)
+                level = (parent.level if parent is not None else self.span_levels.get(parent_span, -1)) + 1
             if eid:
                 self.levels[eid] = level
             self.queue.append((eid, level, entry))
@@ -342,11 +352,11 @@ class TreePrinter:
             level = self._level(entry)
             if eid:
                 self.levels[eid] = level
-            self.span_levels[span_id] = level
             pending = self.open[span_id] = _Pending(entry, level)
             self.queue.append(pending)
         elif kind == fmt.SPAN_END and span_id in self.open:
             pending = self.open.pop(span_id)
+            self._remember(span_id, pending.level)
             self.levels.pop(str(pending.start.get("id")), None)
             if pending.printed:  # printed open: close it with a line of its own
                 self.queue.append(("", pending.level, {"$closing": pending, **entry}))
@@ -355,7 +365,7 @@ class TreePrinter:
         elif kind == fmt.SPAN_END:  # a span with no start entry: its end says it all
             level = self._level(entry)
             if span_id:
-                self.span_levels[span_id] = level
+                self._remember(span_id, level)
             pending = _Pending(entry, level)
             pending.end = entry
             self.queue.append(pending)

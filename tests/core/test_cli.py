@@ -45,8 +45,9 @@ def test_list_shows_each_session_once_with_its_child_files(provider, tmp_path):
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
     assert len(lines) == 1
-    assert lines[0].startswith(f"{session_id}.jsonl  trace")
-    assert "+1 child process file(s)" in lines[0] and f"zip: {session_id}.zip" in lines[0]
+    assert lines[0].startswith(f"{session_id}  ")
+    assert "  trace  " in lines[0] and "complete" in lines[0]
+    assert lines[0].endswith("zip +1 child file")
 
 
 def test_view_hangs_a_child_process_under_the_span_that_started_it(provider, tmp_path):
