@@ -482,8 +482,8 @@ class LoadedSession:
     def ancestors(self, entry_id: str) -> list[Event]:
         """The entry's parent, its parent's parent, … up to the root (id or unique prefix)."""
         out: list[Event] = []
-        seen = set()
         current = self.find(entry_id)
+        seen = {current.id}
         while current.parent_id and current.parent_id not in seen:
             seen.add(current.parent_id)
             parent = self._by_id.get(current.parent_id)

@@ -1,0 +1,185 @@
+"""Hostile and broken files: each is refused with a SessionFormatError naming the file (and the
+line, for a line), without hanging, and in bounded memory (≤ 300 MB peak, measured)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from otel_agent_trace import session_format as fmt
+from otel_agent_trace.offline import SessionReadWarning, iter_entries, load_session
+
+from . import hostile
+
+MEMORY_LIMIT_MB = 300
+
+# name → what the error says (after "<file>[:<line>]: ")
+EXPECTED = {
+    "events_bomb_no_newline": r"bomb\.zip!events\.jsonl: inflates .* ZIP bomb",
+    "metadata_bomb": r"meta-bomb\.zip!metadata\.json: (inflates|member of \d+ bytes, more than)",
+    "snapshots_bomb": r"snap-bomb\.zip!snapshots\.json: (inflates|member of \d+ bytes, more than)",
+    "newlines_zip": r"newlines\.zip!events\.jsonl: inflates",
+    "long_line_stored_zip": r"long\.zip!events\.jsonl:1: line longer than",
+    "long_line_jsonl": r"long\.jsonl:2: line longer than",
+    "metadata_over_cap": r"bigmeta\.zip!metadata\.json: member of \d+ bytes, more than",
+    "dev_zero_jsonl": r"zero\.jsonl: a character device, not a session file",
+    "dev_zero_zip": r"zero\.zip: a character device, not a session file",
+    "fifo": r"fifo\.jsonl: a FIFO, not a session file",
+    "directory": r"dir\.jsonl: a directory with no session file",
+    "unreadable": r"mem\.jsonl(:1)?: (read failed|cannot read)",
+    "encrypted_zip": r"enc\.zip!events\.jsonl: encrypted",
+    "unknown_compression": r"ppmd\.zip!events\.jsonl: unsupported compression method 98",
+    "two_events_members": r"two\.zip: ZIP has 2 members named events\.jsonl",
+    "no_events_member": r"noevents\.zip: ZIP has no events\.jsonl",
+    "snapshots_42": r"snap42\.zip!snapshots\.json: not a list",
+    "metadata_list_zip": r"metalist\.zip!metadata\.json: a JSON list, not an object",
+    "newer_version_zip": r"v9\.zip!metadata\.json: format version 9\.0 is newer",
+    "wrong_encoding": r"latin1\.jsonl:2: not UTF-8",
+    "utf16": r"utf16\.jsonl:1: not (JSON|UTF-8)",
+    "newer_version": r"v2\.jsonl:1: format version 2\.0 is newer",
+    "ts_nan": r"nan\.jsonl:2: 'ts' is 'NaN', not a number",
+    "span_without_span_id": r"nospan\.jsonl:2: no 'span_id'",
+    "span_id_list": r"spanlist\.jsonl:2: 'span_id' is list, not a string",
+    "metadata_list": r"metalist\.jsonl:1: 'metadata' is list, not an object",
+    "message_ids_int": r"msgids\.jsonl:2: 'message_ids' is int, not a list of ids",
+    "status_list": r"status\.jsonl:2: 'status' is list, not an object",
+    "corrupt_line": r"corrupt\.jsonl:2: not JSON",
+    "empty": r"empty\.jsonl: no session entries",
+    "blank": r"blank\.jsonl: no session entries",
+    "empty_directory": r"emptydir: a directory with no session file",
+}
+
+# Streaming reads only events.jsonl, and an empty stream is no error: these refuse a whole load only.
+LOAD_ONLY = {
+    "metadata_bomb",
+    "snapshots_bomb",
+    "metadata_over_cap",
+    "snapshots_42",
+    "metadata_list_zip",
+    "newer_version_zip",
+    "empty",
+    "blank",
+}
+
+_WORKER = """
+import json, sys
+from otel_agent_trace.offline import iter_entries, load_session
+out = {}
+for name, path in json.loads(sys.argv[1]).items():
+    results = []
+    for read in (lambda: load_session(path), lambda: sum(1 for _ in iter_entries(path))):
+        try:
+            read()
+            results.append("loaded")
+        except Exception as exc:
+            results.append(f"{type(exc).__name__}: {exc}")
+    out[name] = results
+print(json.dumps(out))
+"""
+
+# Linux carries a process's peak RSS across fork and exec, so a worker started straight from
+# pytest would report pytest's peak: a small launcher starts it and reads its peak afterwards.
+_PROBE = """
+import json, resource, subprocess, sys
+done = subprocess.run([sys.executable, "-c", sys.argv[1], sys.argv[2]], capture_output=True, text=True)
+if done.returncode:
+    sys.exit(done.stderr)
+out = json.loads(done.stdout)
+out["max_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def cases(tmp_path_factory) -> dict[str, Path]:
+    return hostile.build(tmp_path_factory.mktemp("hostile"))
+
+
+def test_every_case_is_listed(cases):
+    assert set(cases) == set(EXPECTED)
+
+
+def test_hostile_files_are_refused_naming_file_and_line_in_bounded_memory(cases):
+    """One subprocess reads every case (whole and streamed) and reports its peak RSS: a FIFO or
+    ``/dev/zero`` would hang or fill memory here, a bomb or an over-long line would be read whole."""
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, _WORKER, json.dumps({k: str(v) for k, v in cases.items()})],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    wrong = []
+    for name, pattern in EXPECTED.items():
+        loaded, streamed = out[name]
+        if name in LOAD_ONLY and streamed == "loaded":
+            streamed = loaded
+        for result in (loaded, streamed):
+            message = result.removeprefix("SessionFormatError: ")
+            if (
+                not result.startswith("SessionFormatError: ")
+                or not message.startswith(str(cases[name].parent))
+                or not re.search(pattern, message)
+            ):
+                wrong.append((name, result))
+    assert wrong == [], "\n".join(map(str, wrong))
+    assert out["max_rss_mb"] <= MEMORY_LIMIT_MB, out["max_rss_mb"]
+
+
+def test_a_blank_line_run_costs_little_and_lines_are_still_numbered(tmp_path):
+    path = tmp_path / "blanks.jsonl"
+    path.write_bytes(
+        json.dumps(hostile.ROOT).encode() + b"\n" + b"\n" * 5_000_000 + b"  \r\n\t\n" + b"{bad\n" + b"\n"
+    )
+    with pytest.raises(fmt.SessionFormatError, match=rf"^{path}:5000004: not JSON"):
+        load_session(path)
+    with pytest.warns(SessionReadWarning, match=r":5000004: not JSON"):
+        assert len(load_session(path, lenient=True).events) == 1
+
+
+def test_a_lenient_load_skips_the_bad_lines_and_counts_them(tmp_path):
+    path = hostile.jsonl(
+        tmp_path / "mixed.jsonl",
+        hostile.ROOT,
+        hostile.entry(1, ts="NaN"),
+        hostile.entry(2),
+        hostile.entry(3, "span.end", span_id=[1]),
+        hostile.entry(4, "span.end", span_id=f"{2:016x}", duration_ns=1),
+    )
+    with pytest.warns(SessionReadWarning):
+        session = load_session(path, lenient=True)
+    assert [i.line for i in session.issues] == [2, 4]
+    assert [e.id for e in session.events] == ["abcd0000-0000", "abcd0000-0002", "abcd0000-0004"]
+    (span,) = session.spans
+    assert span.finished and span.duration_ns == 2
+    issues: list[fmt.ReadIssue] = []
+    assert len(list(iter_entries(path, issues))) == 3 and len(issues) == 2
+
+
+def test_duplicate_ids_cycles_and_dangling_parents_load_with_a_warning(tmp_path):
+    path = hostile.jsonl(
+        tmp_path / "tree.jsonl",
+        hostile.ROOT,
+        hostile.entry(1, "message"),
+        hostile.entry(1, "message", role="again"),  # duplicate id
+        hostile.entry(2, "message", parent_id="abcd0000-9999"),  # dangling
+        hostile.entry(3, "message", parent_id="abcd0000-0004"),  # 3 -> 4 -> 3
+        hostile.entry(4, "message", parent_id="abcd0000-0003"),
+    )
+    with pytest.warns(SessionReadWarning) as warned:
+        session = load_session(path)
+    reasons = " | ".join(str(w.message) for w in warned)
+    assert "1 duplicate entry ids (the first is used): abcd0000-0001" in reasons
+    assert "1 entries whose parent is not in the session: abcd0000-0002" in reasons
+    assert "2 entries in a parent cycle" in reasons
+    assert len(session.issues) == 3
+    assert session.entry("abcd0000-0001").data.get("role") is None  # the first one
+    assert [e.id for e in session.ancestors("abcd0000-0003")] == ["abcd0000-0004"]  # stops at the cycle
+    with pytest.raises(fmt.SessionFormatError, match="duplicate entry ids.*strict"):
+        load_session(path, strict=True)
