@@ -2,21 +2,58 @@
 
 One span processor (:class:`SessionSpanProcessor`) hands every span to the active
 :class:`SessionRecorder`, which writes a crash-safe, parent-linked JSONL tree per tier
-(``writer``, ``tiers``) and the session ZIP at stop (``archive``); ``lifecycle`` owns start, stop,
-exit, SIGTERM and fork; ``forwarding`` redacts the same spans for OTLP backends; ``pipeline`` turns
-the exporters named in ``OTEL_TRACES_EXPORTER`` into processors. The entry format itself belongs
-to :mod:`otel_agent_trace.session_format`.
+(``writer``, ``tiers``, ``entries``) and the session ZIP at stop (``archive``); ``lifecycle`` owns
+start, stop, exit, SIGTERM and fork; ``environment`` the clock, ids and host facts it reads;
+``forwarding`` redacts the same spans for OTLP backends; ``pipeline`` turns the exporters named in
+``OTEL_TRACES_EXPORTER`` into processors. The entry format itself belongs to
+:mod:`otel_agent_trace.session_format`.
 
 With a ``TracerProvider`` built by hand: ``add_session_processor(provider)``.
+
+Names load on first use: every Python child process of an agent run under
+``opentelemetry-instrument`` imports this package, and most never forward a span.
 """
 
-from .exporter import AgentSessionSpanExporter
-from .forwarding import ForwardingSpanProcessor, ShareableSpanExporter, redact_span
-from .lifecycle import auto_start, start_session, stop_active
-from .pipeline import session_processor_for
-from .processor import SessionSpanProcessor, add_session_processor
-from .recorder import SessionRecorder, layer_of
-from .writer import SessionFileExists
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .entries import layer_of
+    from .exporter import AgentSessionSpanExporter
+    from .forwarding import ForwardingSpanProcessor, ShareableSpanExporter, redact_span
+    from .lifecycle import auto_start, start_session, stop_active
+    from .pipeline import session_processor_for
+    from .processor import SessionSpanProcessor, add_session_processor
+    from .recorder import SessionRecorder
+    from .writer import SessionFileExists
+
+_LAZY = {
+    "AgentSessionSpanExporter": "exporter",
+    "ForwardingSpanProcessor": "forwarding",
+    "ShareableSpanExporter": "forwarding",
+    "redact_span": "forwarding",
+    "auto_start": "lifecycle",
+    "start_session": "lifecycle",
+    "stop_active": "lifecycle",
+    "session_processor_for": "pipeline",
+    "SessionSpanProcessor": "processor",
+    "add_session_processor": "processor",
+    "SessionRecorder": "recorder",
+    "layer_of": "entries",
+    "SessionFileExists": "writer",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "AgentSessionSpanExporter",

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import os
-import socket
 import sys
 import time
 from collections.abc import Callable
@@ -25,6 +24,8 @@ from otel_agent_trace.session_format import new_session_id
 def _host() -> dict[str, Any]:
     """The machine, once per process (package metadata reads files: learned before a session's
     files are opened, not between its entries)."""
+    import socket  # here, not at start-up: every Python child of an agent pays the import
+
     versions = {"otel-agent-trace": __version__}
     try:
         from importlib.metadata import PackageNotFoundError, version

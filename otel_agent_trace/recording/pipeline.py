@@ -7,7 +7,6 @@ from typing import Any
 from opentelemetry.sdk.trace import SpanProcessor
 
 from .exporter import AgentSessionSpanExporter
-from .forwarding import ForwardingSpanProcessor, ShareableSpanExporter
 from .processor import SessionSpanProcessor
 
 
@@ -16,4 +15,6 @@ def session_processor_for(exporter: Any) -> SpanProcessor:
     session processor; any other exporter is batched behind the shareable (redacting) wrapper."""
     if isinstance(exporter, AgentSessionSpanExporter):
         return SessionSpanProcessor(exporter.settings)
+    from .forwarding import ForwardingSpanProcessor, ShareableSpanExporter  # only when forwarding
+
     return ForwardingSpanProcessor(ShareableSpanExporter(exporter))

@@ -12,7 +12,6 @@ from otel_agent_trace import semconv
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace._internal import sdk_compat, sink
 from otel_agent_trace._internal.guard import internal_error, never_raise, own_io, report_once
-from otel_agent_trace.redaction import get_redactor
 from otel_agent_trace.settings import TIER_CHECKPOINT, Settings, get_settings
 
 from .entries import dropped_counts as _dropped
@@ -122,6 +121,8 @@ class SessionRecorder:
                 return self
             self._started = True
             self.started_ns = self._clock()
+            from otel_agent_trace.redaction import get_redactor  # compiled on first use, not at start-up
+
             redactor = get_redactor()
             self.env.host()  # slow the first time: learn it before the files exist, not between
             if self.is_child:  # the same pid may have recorded before an exec (fork, then exec)

@@ -11,12 +11,14 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace._internal.guard import report_once
-from otel_agent_trace.redaction import Redactor
 from otel_agent_trace.settings import TIER_CHECKPOINT, Settings
+
+if TYPE_CHECKING:
+    from otel_agent_trace.redaction import Redactor
 
 # Content keys that are conversation messages (stored once each as ``message`` entries).
 MESSAGE_KEYS = ("input_messages", "output_messages")
