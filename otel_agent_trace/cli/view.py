@@ -15,7 +15,7 @@ import stat
 import sys
 import time
 from collections import OrderedDict, deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -468,8 +468,15 @@ def _entries(path: Path, issues: list[fmt.ReadIssue]) -> Iterator[dict[str, Any]
         yield from entries
 
 
-def _follow(path: Path, printer: TreePrinter, issues: list[fmt.ReadIssue], poll: float = 0.2) -> None:
-    """Print a live ``.jsonl`` file as it grows, until its ``session.end`` (or Ctrl-C)."""
+def _follow(
+    path: Path,
+    sink: Callable[[dict[str, Any]], None],
+    idle: Callable[[], None],
+    issues: list[fmt.ReadIssue],
+    poll: float = 0.2,
+) -> None:
+    """Hand each entry of a live ``.jsonl`` file to ``sink`` as the file grows (``idle`` when the
+    writer pauses), until its ``session.end`` (or Ctrl-C)."""
     number = 0
     partial = b""
     with open(path, "rb") as stream:
@@ -481,8 +488,7 @@ def _follow(path: Path, printer: TreePrinter, issues: list[fmt.ReadIssue], poll:
             elif chunk:
                 chunk, partial = partial + chunk, b""
             if not chunk:
-                printer.flush(0)
-                printer.out.flush()
+                idle()
                 time.sleep(poll)
                 continue
             number += 1
@@ -491,15 +497,49 @@ def _follow(path: Path, printer: TreePrinter, issues: list[fmt.ReadIssue], poll:
             try:
                 entry = orjson.loads(chunk)
             except orjson.JSONDecodeError as exc:
-                issue = fmt.ReadIssue(str(path), number, f"not JSON ({exc})")
-                issues.append(issue)
-                print(f"warning: {issue}", file=sys.stderr)
-                continue
+                entry = None
+                reason = f"not JSON ({exc})"
+            else:
+                reason = f"expected a JSON object, got {type(entry).__name__}"
             if not isinstance(entry, dict):
+                issue = fmt.ReadIssue(str(path), number, reason)
+                issues.append(issue)
+                print(f"warning: {term.clean(issue)}", file=sys.stderr, flush=True)
                 continue
-            printer.add(entry)
+            sink(entry)
             if entry.get("type") == fmt.SESSION_END:
                 return
+
+
+class _JsonLines:
+    """``--json``: the entries that pass the filters, one object a line (levels for ``--depth``)."""
+
+    def __init__(self, out: IO[str], keep: _Filter):
+        self.out = out
+        self.keep = keep
+        self.levels: dict[str, int] = {}  # open spans' and sessions' start entries
+        self.count = 0
+
+    def add(self, entry: dict[str, Any]) -> None:
+        self.count += 1
+        levels = self.levels
+        parent = entry.get("parent_id")
+        level = levels.get(parent, 0) + 1 if isinstance(parent, str) and parent else 0
+        kind = entry.get("type")
+        if kind == fmt.SPAN_END and isinstance(parent, str) and parent in levels:
+            level = levels.pop(parent)  # under its own start entry: the span's level
+        elif kind in (fmt.SPAN_START, fmt.SESSION_START, fmt.SESSION_JOIN) and isinstance(
+            entry.get("id"), str
+        ):
+            levels[entry["id"]] = level
+        if self.keep.keeps(entry, level, error=bool(_status(entry, False))):
+            self.out.write(term.json_line(entry))
+
+    def flush(self, keep_pending: int = 0) -> None:
+        self.out.flush()
+
+    def finish(self) -> None:
+        self.out.flush()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -515,34 +555,25 @@ def run(args: argparse.Namespace) -> int:
     keep = _Filter(args)
     out = sys.stdout
     columns = None if args.full else term.width(out)
-    count = 0
-    if args.json:
-        levels: dict[str, int] = {}
-        for entry in _entries(path, issues):
-            count += 1
-            parent = entry.get("parent_id")
-            level = levels.get(parent, 0) + 1 if isinstance(parent, str) and parent else 0
-            kind = entry.get("type")
-            if kind == fmt.SPAN_END and parent in levels:
-                level = levels[parent]  # under its own start entry: the span's level
-            elif kind in (fmt.SPAN_START, fmt.SESSION_START, fmt.SESSION_JOIN) and isinstance(
-                entry.get("id"), str
-            ):
-                levels[entry["id"]] = level
-            if keep.keeps(entry, level, error=bool(_status(entry, False))):
-                out.write(term.json_line(entry))
+    printer: TreePrinter | _JsonLines
+    printer = _JsonLines(out, keep) if args.json else TreePrinter(out, keep, full=args.full, columns=columns)
+    reported = 0
+    if args.follow and path.suffix == fmt.JSONL_SUFFIX:
+
+        def idle() -> None:
+            printer.flush(0)
+            out.flush()
+
+        try:
+            _follow(path, printer.add, idle, issues)
+        except KeyboardInterrupt:
+            pass
+        reported = len(issues)  # already told, as they came
     else:
-        printer = TreePrinter(out, keep, full=args.full, columns=columns)
-        if args.follow and path.suffix == fmt.JSONL_SUFFIX:
-            try:
-                _follow(path, printer, issues)
-            except KeyboardInterrupt:
-                pass
-        else:
-            for entry in _entries(path, issues):
-                printer.add(entry)
-        printer.finish()
-        count = printer.count
+        for entry in _entries(path, issues):
+            printer.add(entry)
+    printer.finish()
+    count = printer.count
     out.flush()
     bad = [issue for issue in issues if not issue.reason.startswith("torn")]
     if args.lenient:
@@ -550,9 +581,9 @@ def run(args: argparse.Namespace) -> int:
             if issue.reason.startswith("torn"):
                 print(f"warning: {term.clean(issue)}", file=sys.stderr)
         if bad:
-            print(f"warning: {path}: skipped {len(bad)} bad line(s)", file=sys.stderr)
+            print(f"warning: {term.clean(path)}: skipped {len(bad)} bad line(s)", file=sys.stderr)
     else:
-        for issue in issues:
+        for issue in issues[reported:]:
             print(f"warning: {term.clean(issue)}", file=sys.stderr)
     if count == 0:
         raise fmt.SessionFormatError(path, None, "no session entries")

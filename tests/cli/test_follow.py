@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import queue
 import subprocess
 import sys
@@ -66,3 +67,14 @@ def test_follow_prints_a_live_session_as_it_is_written_and_stops_at_its_end(tmp_
             if proc is not None and proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+def test_follow_with_json_prints_every_entry_and_stops_at_the_end(demo_jsonl):
+    done = subprocess.run(
+        [*CLI, "view", "--follow", "--json", str(demo_jsonl)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        json.dumps(json.loads(line), separators=(",", ":"), ensure_ascii=False)
+        for line in demo_jsonl.read_text().splitlines()
+    ]
