@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import classify as cls
-from .summary import Accumulator, Failure
+from .summary import Accumulator, Failure, arguments_digest
 
 LOOP_THRESHOLD = 3
 
@@ -66,7 +66,7 @@ def loops(acc: Accumulator, threshold: int = LOOP_THRESHOLD) -> list[dict[str, A
     found = [
         {
             "tool": loop.tool,
-            "arguments_digest": key.split("\x00", 1)[1],
+            "arguments_digest": arguments_digest(key[1]),
             "count": loop.count,
             "failed": loop.failed,
             "max_consecutive": loop.max_streak,
@@ -155,7 +155,7 @@ def analyze(
     if primary is None and status != "ok":
         primary = final_stage
     unfinished = sorted(acc.open.values(), key=lambda item: item[3])
-    answer = acc.agent_answer or acc.final_answer
+    answer = acc.final_answer
     meta = acc.metadata
     return {
         "path": path,
@@ -170,13 +170,13 @@ def analyze(
         "files": max(acc.files, 1),
         "counts": {
             "spans": sum(stat.count for stat in acc.by_layer.values()),
-            "model_calls": acc.kinds.get(cls.KIND_MODEL, 0),
-            "tool_calls": acc.kinds.get(cls.KIND_TOOL, 0),
-            "processes": acc.kinds.get(cls.KIND_PROCESS, 0),
-            "http_requests": acc.kinds.get(cls.KIND_HTTP, 0),
-            "messages": acc.by_type.get("message", 0),
-            "snapshots": acc.by_type.get("snapshot", 0),
-            "events": acc.by_type.get("span.event", 0),
+            "model_calls": sum(stat.count for stat in acc.by_model.values()),
+            "tool_calls": sum(stat.count for stat in acc.by_tool.values()),
+            "processes": acc.processes,
+            "http_requests": acc.http_requests,
+            "messages": acc.messages,
+            "snapshots": acc.snapshots,
+            "events": acc.events,
         },
         "final_answer": answer,
         "failure": {

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import orjson
+
 from otel_agent_trace import semconv
 
 # Failure stages, in the DM-Code-Agent checklist's spirit, for any agent.
@@ -68,6 +70,19 @@ def span_kind(name: str, layer: Any, attributes: dict[str, Any]) -> str:
     return KIND_OTHER
 
 
+def start_kind(name: str, layer: Any, op: Any) -> str:
+    """The kind of a running span from what its start says (no process or HTTP attributes yet)."""
+    if op in MODEL_OPERATIONS:
+        return KIND_MODEL
+    if op == semconv.OP_EXECUTE_TOOL or layer == "tool":
+        return KIND_TOOL
+    if op in AGENT_OPERATIONS or name.startswith(("invoke_agent", "invoke_workflow")):
+        return KIND_AGENT
+    if name.startswith("process "):
+        return KIND_PROCESS
+    return KIND_OTHER
+
+
 def failure_stage(text: str, default: str) -> str:
     """The stage an error belongs to, from its type and description; ``default`` otherwise."""
     if _LIMITS.search(text):
@@ -114,13 +129,41 @@ def verification_kind(command: str) -> str | None:
     return None
 
 
-def tool_verification_kind(tool: str, arguments_text: str) -> str | None:
-    """Verification by a tool: its name (``run_tests``, ``lint``) or a command in its arguments."""
-    kind = verification_kind(arguments_text) if arguments_text else None
-    if kind is None and _VERIFY_TOOL_NAMES.search(tool):
-        lowered = tool.lower()
-        kind = "lint" if "lint" in lowered else "typecheck" if "type" in lowered else "test"
-    return kind
+def tool_name_verification_kind(tool: str) -> str | None:
+    """Verification by a tool's name alone: ``run_tests``, ``lint``, ``typecheck``, ``verify``."""
+    if not _VERIFY_TOOL_NAMES.search(tool):
+        return None
+    lowered = tool.lower()
+    return "lint" if "lint" in lowered else "typecheck" if "type" in lowered else "test"
+
+
+# Argument names under which a tool takes a command to run (a shell tool, a code runner).
+COMMAND_KEYS = frozenset(
+    {"command", "cmd", "commands", "argv", "args", "script", "shell", "cmdline", "command_line", "code"}
+)
+
+
+def command_in_arguments(arguments: Any) -> str:
+    """The command a tool was asked to run, from its arguments (``""`` when it takes none): the
+    values under :data:`COMMAND_KEYS`, so a file's text written by a tool is never mistaken for
+    a test run."""
+    if isinstance(arguments, str):
+        if not arguments.startswith("{"):
+            return arguments[:4000]
+        try:
+            arguments = orjson.loads(arguments)
+        except orjson.JSONDecodeError:
+            return ""
+    if arguments.__class__ is not dict or arguments.keys().isdisjoint(COMMAND_KEYS):
+        return ""
+    parts = []
+    for key, value in arguments.items():
+        if key in COMMAND_KEYS:
+            if isinstance(value, str):
+                parts.append(value[:4000])
+            elif isinstance(value, list):
+                parts.append(" ".join(str(item) for item in value[:100]))
+    return " ".join(parts)
 
 
 def command_text(attributes: dict[str, Any]) -> str:

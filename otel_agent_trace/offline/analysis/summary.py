@@ -26,11 +26,17 @@ from . import classify as cls
 SLOWEST = 10
 FAILURES_KEPT = 50
 LOOP_KEYS_KEPT = 20_000
+COMMANDS_KEPT = 2_000
 UNFINISHED_KEPT = 50
 PREVIEW = 160
 
 _MODEL_OPS = cls.MODEL_OPERATIONS
-_AGENT_OPS = cls.AGENT_OPERATIONS
+_LIMIT_REASONS = cls.LIMIT_FINISH_REASONS
+_OP = semconv.GEN_AI_OPERATION_NAME
+_KIND_MODEL, _KIND_TOOL, _KIND_PROCESS = cls.KIND_MODEL, cls.KIND_TOOL, cls.KIND_PROCESS
+_KIND_HTTP, _KIND_AGENT = cls.KIND_HTTP, cls.KIND_AGENT
+_SPAN_END, _SPAN_START, _SPAN_EVENT = fmt.SPAN_END, fmt.SPAN_START, fmt.SPAN_EVENT
+_MESSAGE, _SNAPSHOT, _LAYER_SYS, _ERROR = fmt.MESSAGE, fmt.SNAPSHOT, fmt.LAYER_SYS, fmt.STATUS_ERROR
 
 
 def _d(value: Any) -> dict[str, Any]:
@@ -59,12 +65,18 @@ def _preview(value: Any, limit: int = PREVIEW) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _digest(value: Any) -> str:
+def _arguments_key(value: Any) -> bytes:
+    """Arguments as a short key: their canonical JSON when short, else a 16-byte hash of it."""
     try:
         raw = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     except (TypeError, orjson.JSONEncodeError):
         raw = repr(value).encode("utf-8", "replace")
-    return hashlib.blake2b(raw, digest_size=8).hexdigest()
+    return raw if len(raw) <= 48 else hashlib.blake2b(raw, digest_size=16).digest()
+
+
+def arguments_digest(key: bytes) -> str:
+    """A short stable hex digest of an arguments key (for output)."""
+    return hashlib.blake2b(key, digest_size=8).hexdigest()
 
 
 @dataclass
@@ -168,11 +180,14 @@ class Accumulator:
     ended: bool = False
     end_duration_ns: int = 0
     end_unfinished: int = 0
-    by_type: dict[str, int] = field(default_factory=dict)
+    messages: int = 0
+    events: int = 0
+    snapshots: int = 0
     by_layer: dict[str, Stat] = field(default_factory=dict)
     by_model: dict[str, Stat] = field(default_factory=dict)
     by_tool: dict[str, Stat] = field(default_factory=dict)
-    kinds: dict[str, int] = field(default_factory=dict)
+    processes: int = 0
+    http_requests: int = 0
     open: dict[str, tuple[str, str, str, int, str]] = field(
         default_factory=dict
     )  # sid -> name, layer, kind, ts, id
@@ -191,48 +206,70 @@ class Accumulator:
     last_write_ts: int = 0
     writes: int = 0
     verified_parents: set[str] = field(default_factory=set)
-    loops: dict[str, LoopKey] = field(default_factory=dict)
-    last_tool_key: str = ""
-    final_answer: dict[str, Any] | None = None
-    agent_answer: dict[str, Any] | None = None
+    tool_kinds: dict[str, str | None] = field(default_factory=dict)  # tool -> verification by name
+    command_kinds: dict[str, str | None] = field(default_factory=dict)  # command -> verification kind
+    loops: dict[tuple[str, bytes], LoopKey] = field(default_factory=dict)
+    last_tool_key: tuple[str, bytes] | None = None
+    last_answer: dict[str, Any] | None = None
+    agent_answer: Any = None
     limit_finish: Failure | None = None
     action_list: list[str] = field(default_factory=list)
     step_list: list[dict[str, Any]] = field(default_factory=list)
     steps_dropped: int = 0
 
+    @property
+    def final_answer(self) -> dict[str, Any] | None:
+        """The run's answer: the outermost agent's output, else the last assistant message that
+        asked for no tool (its text when the file has it, else its length and SHA-256)."""
+        if self.agent_answer is not None:
+            return _answer(self.agent_answer, None, None)
+        entry = self.last_answer
+        if entry is None:
+            return None
+        return _answer(entry.get("content"), entry.get("content_chars"), entry.get("content_sha256"))
+
     # --- feeding --------------------------------------------------------------------------
 
     def feed(self, entry: dict[str, Any]) -> None:
-        """Take one entry into account."""
+        """Take one entry into account (the hot path: a few dict lookups for most entries)."""
         self.entries += 1
         kind = entry.get("type")
-        by_type = self.by_type
-        by_type[kind] = by_type.get(kind, 0) + 1  # type: ignore[index]
         ts = entry.get("ts")
-        if type(ts) is int and ts > 0:
-            if not self.first_ts or ts < self.first_ts:
-                self.first_ts = ts
-            if ts > self.last_ts:
-                self.last_ts = ts
-        else:
+        if ts.__class__ is not int or ts <= 0:
             ts = 0
-        if kind == fmt.SPAN_END:
+        elif ts > self.last_ts:
+            self.last_ts = ts
+            if not self.first_ts:
+                self.first_ts = ts
+        if kind == _SPAN_END:
             self._span_end(entry, ts)
-        elif kind == fmt.SPAN_START:
-            sid = entry.get("span_id")
-            if isinstance(sid, str):
-                attrs = _d(entry.get("attributes"))
-                name = _text(entry.get("name"))
-                layer = _text(entry.get("layer"))
-                self.open[sid] = (name, layer, cls.span_kind(name, layer, attrs), ts, _text(entry.get("id")))
-        elif kind == fmt.SPAN_EVENT:
-            if entry.get("layer") == fmt.LAYER_SYS:
-                self._sys_event(entry, ts)
-        elif kind == fmt.MESSAGE:
+        elif kind == _MESSAGE:
+            self.messages += 1
             if entry.get("role") == "assistant" and not entry.get("tool_calls"):
-                self.final_answer = _answer(
-                    entry.get("content"), entry.get("content_chars"), entry.get("content_sha256")
+                self.last_answer = entry  # read once at the end (the entry is small in the trace tier)
+        elif kind == _SPAN_START:
+            sid = entry.get("span_id")
+            if sid.__class__ is str:
+                attrs = entry.get("attributes")
+                op = attrs.get(_OP) if attrs.__class__ is dict else None
+                name = entry.get("name")
+                if name.__class__ is not str:
+                    name = _text(name)
+                layer = entry.get("layer")
+                eid = entry.get("id")
+                self.open[sid] = (
+                    name,
+                    layer,
+                    cls.start_kind(name, layer, op),
+                    ts,
+                    eid if eid.__class__ is str else "",
                 )
+        elif kind == _SPAN_EVENT:
+            self.events += 1
+            if entry.get("layer") == _LAYER_SYS:
+                self._sys_event(entry, ts)
+        elif kind == _SNAPSHOT:
+            self.snapshots += 1
         elif kind == fmt.SESSION_START or kind == fmt.SESSION_JOIN:
             self._session_start(entry, kind, ts)
         elif kind == fmt.SESSION_END and self.files <= 1:  # the parent's end, not a child's
@@ -262,18 +299,26 @@ class Accumulator:
             self.last_write_ts = ts
 
     def _span_end(self, entry: dict[str, Any], ts: int) -> None:
-        attrs = _d(entry.get("attributes"))
-        name = _text(entry.get("name"))
-        layer = _text(entry.get("layer"))
+        attrs = entry.get("attributes")
+        if attrs.__class__ is not dict:
+            attrs = {}
+        name = entry.get("name")
+        if name.__class__ is not str:
+            name = _text(name)
+        layer = entry.get("layer")
+        if layer.__class__ is not str:
+            layer = _text(layer)
         sid = entry.get("span_id")
-        opened = self.open.pop(sid, None) if isinstance(sid, str) else None
-        duration = _int(entry.get("duration_ns"))
-        if duration < 0:
+        if sid.__class__ is str:
+            self.open.pop(sid, None)
+        duration = entry.get("duration_ns")
+        if duration.__class__ is not int or duration < 0:
             duration = 0
-        status = _d(entry.get("status"))
-        error = status.get("code") == fmt.STATUS_ERROR
-        eid = _text(entry.get("id"))
-        op = attrs.get(semconv.GEN_AI_OPERATION_NAME)
+        status = entry.get("status")
+        error = status.__class__ is dict and status.get("code") == _ERROR
+        eid = entry.get("id")
+        if eid.__class__ is not str:
+            eid = _text(eid)
         stat = self.by_layer.get(layer)
         if stat is None:
             stat = self.by_layer[layer] = Stat()
@@ -283,31 +328,25 @@ class Accumulator:
             heapq.heappush(slow, (duration, self.entries, name, eid, layer))
         elif duration > slow[0][0]:
             heapq.heapreplace(slow, (duration, self.entries, name, eid, layer))
-        if op in _MODEL_OPS:
-            kind = cls.KIND_MODEL
-        elif opened is not None:
-            kind = opened[2]
-        else:
-            kind = cls.span_kind(name, layer, attrs)
-        self.kinds[kind] = self.kinds.get(kind, 0) + 1
+        op = attrs.get(_OP)
+        kind = _KIND_MODEL if op in _MODEL_OPS else cls.span_kind(name, layer, attrs)
         why = ""
         if error:
             why = _text(attrs.get(semconv.ERROR_TYPE))
-            desc = _text(status.get("description"))
+            desc = _text(status.get("description"))  # type: ignore[union-attr]
             why = f"{why}: {desc}" if why and desc and not desc.startswith(why) else desc or why or "error"
-        start = ts - duration if ts else 0
-        if kind == cls.KIND_MODEL:
-            self._model(entry, attrs, name, duration, error, why, eid, ts, start)
-        elif kind == cls.KIND_TOOL:
-            self._tool(entry, attrs, name, duration, error, why, eid, ts, start)
-        elif kind == cls.KIND_PROCESS:
+        if kind == _KIND_TOOL:
+            self._tool(entry, attrs, name, duration, error, why, eid, ts)
+        elif kind == _KIND_MODEL:
+            self._model(attrs, name, duration, error, why, eid, ts)
+        elif kind == _KIND_PROCESS:
             self._process(entry, attrs, name, error, why, eid, ts)
-        elif kind == cls.KIND_HTTP:
+        elif kind == _KIND_HTTP:
             self._http(entry, attrs, name, error, eid, ts)
-        if kind == cls.KIND_AGENT and self._outermost_agent(entry.get("parent_span_id")):
-            content = _d(entry.get("content"))
-            if "agent_output" in content:
-                self.agent_answer = _answer(content["agent_output"], None, None)
+        elif kind == _KIND_AGENT and self._outermost_agent(entry.get("parent_span_id")):
+            content = entry.get("content")
+            if content.__class__ is dict and "agent_output" in content:
+                self.agent_answer = content["agent_output"]
             if error:  # the run failed; the stage is decided by what failed under it (checks.outcome)
                 self.root_errors.append(Failure(cls.failure_stage(why, ""), "agent", eid, name, why, ts))
 
@@ -318,7 +357,7 @@ class Accumulator:
 
     # --- kinds of spans -------------------------------------------------------------------
 
-    def _model(self, entry, attrs, name, duration, error, why, eid, ts, start) -> None:  # type: ignore[no-untyped-def]
+    def _model(self, attrs, name, duration, error, why, eid, ts) -> None:  # type: ignore[no-untyped-def]
         model = _text(  # the model asked for: the same key for a failed call and its retry
             attrs.get(semconv.GEN_AI_REQUEST_MODEL) or attrs.get(semconv.GEN_AI_RESPONSE_MODEL) or name
         )
@@ -332,62 +371,66 @@ class Accumulator:
         stat.output_tokens += tokens_out
         stat.cache_read_tokens += _int(attrs.get(semconv.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS))
         reasons = attrs.get(semconv.GEN_AI_RESPONSE_FINISH_REASONS)
-        reasons = [str(r) for r in reasons] if isinstance(reasons, list) else []
+        if reasons.__class__ is not list:
+            reasons = []
         key = "model:" + model
         if error:
             self._fail(cls.failure_stage(why, cls.MODEL), key, eid, name, why, ts)
-        elif any(r in cls.LIMIT_FINISH_REASONS for r in reasons):
-            self._fail(cls.LIMITS, key, eid, name, f"finish reason {', '.join(reasons)}", ts)
-        else:
+        elif any(r.__class__ is str and r in _LIMIT_REASONS for r in reasons):
+            self._fail(cls.LIMITS, key, eid, name, f"finish reason {', '.join(map(str, reasons))}", ts)
+        elif self.unrecovered:
             self._ok(key)
         if self.steps:
             asked = attrs.get(semconv.TOOL_CALL_NAMES)
             detail = f"tokens {tokens_in}→{tokens_out}"
             if reasons:
-                detail += f", finish {', '.join(reasons)}"
+                detail += f", finish {', '.join(map(str, reasons))}"
             if isinstance(asked, list) and asked:
                 detail += f", asks {', '.join(str(a) for a in asked)}"
-            self._step("model", model, start, duration, error, why, detail, eid)
+            self._step("model", model, ts - duration if ts else 0, duration, error, why, detail, eid)
 
-    def _tool(self, entry, attrs, name, duration, error, why, eid, ts, start) -> None:  # type: ignore[no-untyped-def]
-        tool = (
-            _text(attrs.get(semconv.GEN_AI_TOOL_NAME)) or name.removeprefix("execute_tool ").strip() or name
-        )
+    def _tool(self, entry, attrs, name, duration, error, why, eid, ts) -> None:  # type: ignore[no-untyped-def]
+        tool = attrs.get(semconv.GEN_AI_TOOL_NAME)
+        if tool.__class__ is not str or not tool:
+            tool = _text(tool) or name.removeprefix("execute_tool ").strip() or name
         stat = self.by_tool.get(tool)
         if stat is None:
             stat = self.by_tool[tool] = Stat()
         stat.add(duration, error)
         if self.actions:
             self.action_list.append(sys.intern(tool))
-        content = _d(entry.get("content"))
-        has_args = "tool_arguments" in content or semconv.GEN_AI_TOOL_CALL_ARGUMENTS in attrs
-        args = (
-            content["tool_arguments"]
-            if "tool_arguments" in content
-            else attrs.get(semconv.GEN_AI_TOOL_CALL_ARGUMENTS)
-        )
+        content = entry.get("content")
+        if content.__class__ is not dict:
+            content = {}
+        if "tool_arguments" in content:
+            has_args, args = True, content["tool_arguments"]
+        else:
+            has_args = semconv.GEN_AI_TOOL_CALL_ARGUMENTS in attrs
+            args = attrs.get(semconv.GEN_AI_TOOL_CALL_ARGUMENTS)
         key = "tool:" + tool
         if error:
             self._fail(cls.failure_stage(why, cls.TOOL), key, eid, name, why, ts)
         else:
             self._ok(key)
         if has_args:
-            self._loop(tool, _digest(args), error, eid)
+            self._loop(tool, _arguments_key(args), error, eid)
         sid = entry.get("span_id")
         if sid in self.verified_parents:
             self.verified_parents.discard(sid)  # a verification process under it already counted
         else:
-            args_text = (
-                args if isinstance(args, str) else _preview(args, 2000) if isinstance(args, dict) else ""
-            )
-            vkind = cls.tool_verification_kind(tool, args_text)
+            command = cls.command_in_arguments(args) if has_args else ""
+            vkind = self._verification_kind(command) if command else None
+            if vkind is None:
+                vkind = self.tool_kinds.get(tool, "")
+                if vkind == "":
+                    vkind = self.tool_kinds[tool] = cls.tool_name_verification_kind(tool)
             if vkind is not None:
                 result = content.get("tool_result")
                 code = None
                 if isinstance(result, dict):
                     code = result.get("exit_code", result.get("returncode"))
                 passed = not error and (code is None or code == 0)
-                self._verify(vkind, _preview(args, PREVIEW) or tool, passed, eid, ts, name)
+                self._verify(vkind, _preview(command or args, PREVIEW) or tool, passed, eid, ts, name)
         if self.steps:
             detail = f"args {_preview(args, 120)}" if has_args else ""
             if "tool_result" in content:
@@ -395,13 +438,14 @@ class Accumulator:
             call_id = attrs.get(semconv.GEN_AI_TOOL_CALL_ID)
             if call_id:
                 detail = f"[{_text(call_id)}] {detail}"
-            self._step("tool", tool, start, duration, error, why, detail, eid)
+            self._step("tool", tool, ts - duration if ts else 0, duration, error, why, detail, eid)
 
     def _process(self, entry, attrs, name, error, why, eid, ts) -> None:  # type: ignore[no-untyped-def]
+        self.processes += 1
         command = cls.command_text(attrs)
         exit_code = attrs.get(semconv.PROCESS_EXIT_CODE)
         failed = error or (type(exit_code) is int and exit_code != 0)
-        vkind = cls.verification_kind(command)
+        vkind = self._verification_kind(command)
         exe = _text(attrs.get("process.executable.name")) or name.removeprefix("process ").strip()
         if vkind is not None:
             parent = entry.get("parent_span_id")
@@ -415,6 +459,7 @@ class Accumulator:
             self._ok("sys:" + exe)
 
     def _http(self, entry, attrs, name, error, eid, ts) -> None:  # type: ignore[no-untyped-def]
+        self.http_requests += 1
         parent = entry.get("parent_span_id")
         under = self.open.get(parent) if isinstance(parent, str) else None
         if under is not None and under[2] == cls.KIND_MODEL:
@@ -448,6 +493,16 @@ class Accumulator:
             failure.recovered = True
             self.retried_ok += 1
 
+    def _verification_kind(self, command: str) -> str | None:
+        """:func:`classify.verification_kind`, remembered for the commands a run repeats."""
+        memo = self.command_kinds
+        kind = memo.get(command, "")
+        if kind == "":
+            kind = cls.verification_kind(command)
+            if len(memo) < COMMANDS_KEPT:
+                memo[command] = kind
+        return kind
+
     def _verify(self, kind: str, command: str, passed: bool, eid: str, ts: int, name: str) -> None:
         self.verifications += 1
         counts = self.verification_kinds.setdefault(kind, [0, 0])
@@ -460,8 +515,8 @@ class Accumulator:
         else:
             self._fail(cls.VERIFICATION, key, eid, name, f"{kind} failed: {command}", ts)
 
-    def _loop(self, tool: str, digest: str, error: bool, eid: str) -> None:
-        key = tool + "\x00" + digest
+    def _loop(self, tool: str, arguments: bytes, error: bool, eid: str) -> None:
+        key = (tool, arguments)
         loop = self.loops.get(key)
         if loop is None:
             if len(self.loops) >= LOOP_KEYS_KEPT:
