@@ -3,10 +3,14 @@ changes nothing for the agent."""
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -15,7 +19,9 @@ from otel_agent_trace import session_format as fmt
 from .helpers import (
     AGENTS,
     DEMO_AGENT,
+    INSTRUMENT,
     assert_one_tree,
+    clean_env,
     load,
     only_session,
     run_instrumented,
@@ -24,7 +30,7 @@ from .helpers import (
 )
 
 PROTOCOLS = ["http/protobuf", "grpc"]
-DEMO_ANSWER = "The examples folder holds a scripted demo agent; Python runs fine here."
+DEMO_ANSWER = "The examples folder holds a demo agent and its demo model; Python runs fine here."
 
 
 def _attr(span: dict, key: str):
@@ -202,3 +208,161 @@ def test_a_backend_that_cannot_keep_up_drops_are_counted_and_reported_once(tmp_p
     assert tally and int(tally[0].split("otel-agent-trace: ")[1].split()[0]) >= 150
     session = load(only_session(tmp_path / "agent-sessions"))
     assert sum(s.name == "execute_tool work" and s.finished for s in session.spans) == 200
+
+
+# --- a backend that is down, stopped mid-run, or comes back ----------------------------------------
+
+BACKEND_AGENTS = Path(__file__).resolve().parents[1] / "backends" / "agents"
+
+
+def _ours(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if "otel-agent-trace" in line]
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_exit_with_a_dead_backend_stays_within_the_export_timeout(tmp_path, protocol):
+    """5,000 spans and nothing listening: the agent's exit (from the end of its work) stays within
+    the configured ``OTEL_BSP_EXPORT_TIMEOUT`` (it used to wait all of it and then some: once the
+    backend has been seen failing, exit waits about 2 s), and the last word says what was not sent."""
+    timeout_s = 20
+    env = {
+        "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{_closed_port()}",
+        "OTEL_EXPORTER_OTLP_PROTOCOL": protocol,
+        "OTEL_BSP_EXPORT_TIMEOUT": str(timeout_s * 1000),
+    }
+    proc = start_instrumented(BACKEND_AGENTS / "many_spans.py", tmp_path, env, "5000")
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline().strip() == "done"
+    work_ended = time.monotonic()
+    stderr = proc.stderr.read()
+    proc.wait(timeout=120)
+    exit_took = time.monotonic() - work_ended
+    proc.stdout.close()
+    proc.stderr.close()
+    print(f"{protocol}: exit took {exit_took:.1f}s after the work ended")
+    assert proc.returncode == 0, stderr
+    assert exit_took < timeout_s, f"exit took {exit_took:.1f}s, beyond OTEL_BSP_EXPORT_TIMEOUT={timeout_s}s"
+    last = stderr.strip().splitlines()[-1]
+    assert "otel-agent-trace: 5001 of 5001 span(s) were not forwarded" in last, stderr
+    assert "local session is complete" in last and "retrying" not in stderr, stderr
+    session = load(only_session(tmp_path / "agent-sessions"))
+    assert session.complete and sum(s.finished for s in session.spans) == 5001
+
+
+def test_sigterm_with_a_dead_backend_stays_within_the_export_timeout(tmp_path):
+    timeout_s = 20
+    env = {
+        "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{_closed_port()}",
+        "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+        "OTEL_BSP_EXPORT_TIMEOUT": str(timeout_s * 1000),
+        "OTEL_BSP_SCHEDULE_DELAY": "100",
+    }
+    proc = start_instrumented(AGENTS / "looping_agent.py", tmp_path, env)
+    assert proc.stdout is not None and proc.stderr is not None
+    for _ in range(50):
+        assert proc.stdout.readline().startswith("step ")
+    signalled = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=120)
+    took = time.monotonic() - signalled
+    stderr = proc.stderr.read()
+    proc.stdout.close()
+    proc.stderr.close()
+    print(f"exit took {took:.1f}s after SIGTERM")
+    assert took < timeout_s, (
+        f"exit took {took:.1f}s after SIGTERM, beyond OTEL_BSP_EXPORT_TIMEOUT={timeout_s}s"
+    )
+    assert "were not forwarded" in _ours(stderr)[-1], stderr
+    session = load(only_session(tmp_path / "agent-sessions"))
+    assert sum(s.name == "execute_tool work" and s.finished for s in session.spans) >= 50
+    assert only_session(tmp_path / "agent-sessions", fmt.ZIP_SUFFIX).exists()
+
+
+class _Gate:
+    """A backend address that refuses connections (the port is held, nothing listens) until
+    :meth:`open`, then forwards every connection to a real receiver (a backend coming back)."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target_port = target_port
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self._conns: list[socket.socket] = []
+
+    def open(self) -> None:
+        self.sock.listen(64)
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.sock.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.target_port))
+            self._conns += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                dst.shutdown(socket.SHUT_WR)
+
+    def close(self) -> None:
+        self.sock.close()
+        for conn in self._conns:
+            conn.close()
+
+
+@pytest.mark.phoenix
+def test_spans_sent_after_the_backend_comes_back_arrive(tmp_path, phoenix):
+    gate = _Gate(phoenix.port)
+    env = {
+        "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{gate.port}",
+        "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+        "OTEL_EXPORTER_OTLP_TIMEOUT": "2",  # the exporter gives a batch up after 2 s of retries
+        "OTEL_BSP_SCHEDULE_DELAY": "100",
+    }
+    proc = subprocess.Popen(
+        [INSTRUMENT, sys.executable, str(BACKEND_AGENTS / "phased_agent.py"), "5"],
+        cwd=tmp_path,
+        env=clean_env(env),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout.readline().strip() == "waiting"
+        first = proc.stderr.readline()  # the backend seen down: one warning, while the agent runs
+        assert "could not forward" in first, first
+        gate.open()
+        proc.stdin.write("go\n")
+        proc.stdin.close()
+        assert proc.stdout.readline().strip() == "done"
+        proc.wait(timeout=120)
+        stderr = first + proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        gate.close()
+        for stream in (proc.stdout, proc.stderr):
+            stream.close()
+    assert proc.returncode == 0, stderr
+    session = load(only_session(tmp_path / "agent-sessions"))
+    assert session.complete
+    after = [s for s in session.spans if s.name == "execute_tool phase2"]
+    root = next(s for s in session.spans if s.name == "invoke_agent phased")
+    got = {g["context"]["span_id"] for g in phoenix.spans(root.trace_id, expect=len(after) + 1)}
+    assert {s.span_id for s in after} | {root.span_id} <= got, "spans sent after the backend came back arrive"
+    lost = [line for line in _ours(stderr) if "were not forwarded" in line]
+    if lost:  # what was sent while it was down, and only that, is reported as not sent
+        assert 1 <= int(lost[-1].split("otel-agent-trace: ")[1].split()[0]) <= 5, stderr

@@ -76,3 +76,37 @@ def test_a_failing_backend_is_counted_not_raised():
         pass
     assert wrapper.failed_spans == 1
     assert wrapper.export([]) in (SpanExportResult.SUCCESS, SpanExportResult.FAILURE)
+
+
+def test_forwarded_spans_are_redacted_through_the_batch_processor_and_counted():
+    from otel_agent_trace.recording import ForwardingSpanProcessor
+
+    inner = InMemorySpanExporter()
+    wrapper = ShareableSpanExporter(inner, Redactor(env={}))
+    processor = ForwardingSpanProcessor(wrapper)
+    provider = TracerProvider()
+    provider.add_span_processor(processor)
+    for _ in range(3):
+        with provider.get_tracer("t").start_as_current_span(f"call with {TOKEN}"):
+            pass
+    provider.shutdown()
+    assert [s.name for s in inner.get_finished_spans()] == ["call with <redacted:github_token>"] * 3
+    assert processor.received_spans == 3 and wrapper.exported_spans == 3
+
+
+def test_a_processor_without_the_sdk_internals_it_expects_never_raises_into_span_end():
+    """SDK 1.30's BatchSpanProcessor has no ``_batch_processor``: whatever the SDK's insides look
+    like, ending a span never fails because of forwarding."""
+    from otel_agent_trace.recording import ForwardingSpanProcessor
+
+    processor = ForwardingSpanProcessor(ShareableSpanExporter(InMemorySpanExporter(), Redactor(env={})))
+    provider = TracerProvider()
+    provider.add_span_processor(processor)
+    batch = processor._batch_processor
+    del processor._batch_processor  # the shape of SDK 1.30 (its queue lives on the processor)
+    try:
+        with provider.get_tracer("t").start_as_current_span("still ends"):
+            pass
+    finally:
+        processor._batch_processor = batch
+        provider.shutdown()
