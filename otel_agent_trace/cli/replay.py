@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     )
     print(
         f"{clean(session.session_id)}: {report.entries} entries walked "
-        f"({report.first_id} … {report.last_id}), {state}"
+        f"({clean(report.first_id)} … {clean(report.last_id)}), {state}"
     )
     print("  " + ", ".join(f"{clean(k)} {v}" for k, v in sorted(report.counts.items())))
     for f in report.findings:

@@ -212,3 +212,15 @@ def test_a_bad_factory_or_snapshot_is_a_clear_error(strands_run):
         cwd=EXAMPLES,
     )
     assert done.returncode == 2 and "no snapshot 9 (snapshots: 1, 2, 3)" in done.stderr
+
+
+def test_the_loaded_session_methods_delegate_here(notes):
+    session = load_session(notes.checkpoint)
+    messages: list = []
+    restored = session.resume_from_snapshot(6, agent=messages)
+    assert restored.snapshot_id == 6 and messages[-1] == {
+        "role": "assistant",
+        "content": "The note has 11 words.",
+    }
+    assert session.rebuild_context() == restored.messages
+    assert session.replay_events(lambda e: None).ok

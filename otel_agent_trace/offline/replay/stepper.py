@@ -80,7 +80,7 @@ class Stepper:
 
     def line(self) -> None:
         event = self.events[self.pos]
-        head = f"[{self.pos + 1}/{len(self.events)}] {event.id} {event.layer:<5} "
+        head = f"[{self.pos + 1}/{len(self.events)}] {fit(event.id, 40)} {fit(event.layer, 10):<5} "
         self.out(head + fit(describe(event), max(self.width - len(head), 20)))
 
     def show(self) -> None:

@@ -59,9 +59,8 @@ def resolve_id(ids: list[str], ref: str) -> str:
     if len(matches) == 1:
         return matches[0]
     if not matches:
-        near = [i for i in ids if ref.split("-")[-1] and i.endswith(ref.split("-")[-1])][:5]
-        hint = f" (ids look like {ids[0]!r}" + (f"; near: {', '.join(near)}" if near else "") + ")"
-        raise EntryNotFound(f"no entry matches {ref!r}{hint if ids else ''}")
+        hint = f" (the ids run from {ids[0]} to {ids[-1]})" if ids else ""
+        raise EntryNotFound(f"no entry matches {ref!r}{hint}")
     shown = ", ".join(matches[:10]) + (f", … ({len(matches)} in all)" if len(matches) > 10 else "")
     raise EntryNotFound(f"{ref!r} is ambiguous: matches {shown}")
 

@@ -167,7 +167,11 @@ def _child_env(import_paths: list[str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "AGENT_TRACE_"))}
     env["AGENT_TRACE_RECORD"] = "false"
     env["OTEL_SDK_DISABLED"] = "true"
-    paths = [str(p) for p in import_paths or ()] + [os.getcwd()] + [p for p in sys.path if p and "auto_instrumentation" not in p]
+    paths = (
+        [str(p) for p in import_paths or ()]
+        + [os.getcwd()]
+        + [p for p in sys.path if p and "auto_instrumentation" not in p]
+    )
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     return env
 
