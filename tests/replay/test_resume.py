@@ -224,3 +224,28 @@ def test_the_loaded_session_methods_delegate_here(notes):
     }
     assert session.rebuild_context() == restored.messages
     assert session.replay_events(lambda e: None).ok
+
+
+def test_anthropic_format_for_a_plain_list(langgraph_run, llm):
+    import anthropic
+
+    from otel_agent_trace.offline.resume import to_anthropic
+
+    recorded = _plain(load_session(langgraph_run.checkpoint).conversation())
+    messages = to_anthropic(recorded)
+    use = {"type": "tool_use", "id": "call_weather_1", "name": "get_weather", "input": {"city": "Paris"}}
+    result = {"type": "tool_result", "tool_use_id": "call_weather_1", "content": "18°C and sunny in Paris"}
+    assert messages == [
+        {"role": "user", "content": "What's the weather in Paris?"},
+        {"role": "assistant", "content": [use]},
+        {"role": "user", "content": [result]},
+        {"role": "assistant", "content": "It is 18°C and sunny in Paris."},
+    ]
+    client = anthropic.Anthropic(base_url=llm.anthropic_url, api_key="sk-ant-test", max_retries=0)
+    llm.reset()
+    reply = client.messages.create(
+        model="claude-test", max_tokens=64, system=recorded[0]["content"],
+        messages=[*messages, {"role": "user", "content": "And tomorrow?"}],
+    )  # fmt: skip
+    assert reply.content[0].text
+    assert llm.requests[-1]["body"]["messages"][:4] == messages
