@@ -286,7 +286,11 @@ class LoadedSession:
                 self._by_id[event.id] = event
             if event.parent_id:
                 self._children.setdefault(event.parent_id, []).append(event)
-        dangling = [e.id for e in self.events if e.parent_id and e.parent_id not in self._by_id]
+        dangling = [  # a child file's session.join hangs under an entry of its parent's file
+            e.id
+            for e in self.events
+            if e.parent_id and e.parent_id not in self._by_id and e.type != fmt.SESSION_JOIN
+        ]
         cycles = self._cycles()
         where = str(self.path)
         for what, ids in (
@@ -518,6 +522,8 @@ class LoadedSession:
                 )
             elif e.type == fmt.SPAN_END:
                 rec = spans.get(d["span_id"])
+                if rec is not None and rec.finished:
+                    continue  # ended twice (a forked child ending a span it inherited): the first end
                 if rec is None:  # a span that ended before its start was written: its end says all
                     rec = spans[d["span_id"]] = SpanRecord(
                         span_id=d["span_id"],
