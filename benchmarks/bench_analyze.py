@@ -43,29 +43,30 @@ SID = "session-20261201-000000-bench000"
 
 PARSE = """
 import sys, time, resource, orjson
-t = time.perf_counter()
+t, c = time.perf_counter(), time.process_time()
 n = 0
 with open(sys.argv[1], "rb") as f:
     for line in f:
         orjson.loads(line)
         n += 1
-print(time.perf_counter() - t, n, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+print(time.perf_counter() - t, n, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.process_time() - c)
 """
 
 READ = """
 import sys, time, resource
 from otel_agent_trace import session_format as fmt
-t = time.perf_counter()
+t, c = time.perf_counter(), time.process_time()
 n = sum(1 for _ in fmt.iter_entries(sys.argv[1], []))
-print(time.perf_counter() - t, n, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+print(time.perf_counter() - t, n, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.process_time() - c)
 """
 
 ANALYZE = """
 import sys, time, resource
 from otel_agent_trace.offline.analysis import analyze_session
-t = time.perf_counter()
+t, c = time.perf_counter(), time.process_time()
 r = analyze_session(sys.argv[1])
-print(time.perf_counter() - t, r["entries"], resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+n = r["entries"]
+print(time.perf_counter() - t, n, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.process_time() - c)
 """
 
 
@@ -332,10 +333,11 @@ def write_session(path: Path, size: int, rng: random.Random) -> int:
     return seq + 1
 
 
-def _run(code: str, path: Path) -> tuple[float, int, float]:
+def _run(code: str, path: Path) -> tuple[float, int, float, float]:
+    """``(wall seconds, entries, peak RSS MB, CPU seconds)`` of one measurement in a fresh process."""
     done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
-    seconds, entries, rss_kb = done.stdout.split()
-    return float(seconds), int(entries), int(rss_kb) / 1024
+    seconds, entries, rss_kb, cpu = done.stdout.split()
+    return float(seconds), int(entries), int(rss_kb) / 1024, float(cpu)
 
 
 def bench_large(directory: Path, size_mb: int, rounds: int, rng: random.Random) -> dict[str, object]:
@@ -346,11 +348,12 @@ def bench_large(directory: Path, size_mb: int, rounds: int, rng: random.Random) 
     mb = path.stat().st_size / 1e6
     _run(PARSE, path)  # warm the page cache
     parse, read, analyze, ratios, read_ratios, rss, parse_rss = [], [], [], [], [], [], []
+    cpu_ratios, cpu_read_ratios = [], []
     orders = [(PARSE, READ, ANALYZE), (ANALYZE, READ, PARSE), (READ, ANALYZE, PARSE)]
     for r in range(rounds):
-        times = {}
+        times, cpu = {}, {}
         for code in orders[r % len(orders)]:
-            seconds, n, peak = _run(code, path)
+            seconds, n, peak, cpu[code] = _run(code, path)
             times[code] = seconds
             if code is not PARSE:
                 assert n == entries, (n, entries)
@@ -363,10 +366,12 @@ def bench_large(directory: Path, size_mb: int, rounds: int, rng: random.Random) 
         analyze.append(mb / times[ANALYZE])
         ratios.append(times[PARSE] / times[ANALYZE])
         read_ratios.append(times[PARSE] / times[READ])
+        cpu_ratios.append(cpu[PARSE] / cpu[ANALYZE])
+        cpu_read_ratios.append(cpu[PARSE] / cpu[READ])
         print(
             f"  round {r + 1}: parse {parse[-1]:.0f} MB/s, read {read[-1]:.0f} MB/s, "
             f"analyze {analyze[-1]:.0f} MB/s, "
-            f"ratio {ratios[-1]:.2f}, analyze peak RSS {rss[-1]:.0f} MB",
+            f"ratio {ratios[-1]:.2f} (CPU time {cpu_ratios[-1]:.2f}), analyze peak RSS {rss[-1]:.0f} MB",
             file=sys.stderr,
         )
     path.unlink()
@@ -379,6 +384,8 @@ def bench_large(directory: Path, size_mb: int, rounds: int, rng: random.Random) 
         "read_vs_parse": round(statistics.median(read_ratios), 3),
         "analyze_mb_s": round(statistics.median(analyze), 1),
         "analyze_vs_parse": round(statistics.median(ratios), 3),
+        "analyze_vs_parse_cpu": round(statistics.median(cpu_ratios), 3),
+        "read_vs_parse_cpu": round(statistics.median(cpu_read_ratios), 3),
         "analyze_peak_rss_mb": round(max(rss), 1),
         "parse_peak_rss_mb": round(max(parse_rss), 1),
     }
@@ -444,8 +451,13 @@ def main() -> None:
     print(f"  parse only (orjson per line): {a['parse_mb_s']} MB/s, peak RSS {a['parse_peak_rss_mb']} MB")
     print(f"  read (iter_entries):          {a['read_mb_s']} MB/s")
     print(f"  analyze:                      {a['analyze_mb_s']} MB/s, peak RSS {a['analyze_peak_rss_mb']} MB")
-    print(f"  read / parse speed (paired median):    {a['read_vs_parse']}")
-    print(f"  analyze / parse speed (paired median): {a['analyze_vs_parse']}")
+    print(
+        f"  read / parse speed (paired median):    {a['read_vs_parse']} (CPU time: {a['read_vs_parse_cpu']})"
+    )
+    print(
+        f"  analyze / parse speed (paired median): {a['analyze_vs_parse']} "
+        f"(CPU time: {a['analyze_vs_parse_cpu']})"
+    )
     if "analyze_dir" in result:
         d: dict[str, Any] = result["analyze_dir"]  # type: ignore[assignment]
         many = d[f"jobs_{d['cores']}_s"]
