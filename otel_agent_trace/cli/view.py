@@ -23,6 +23,7 @@ import orjson
 
 from otel_agent_trace import semconv as sc
 from otel_agent_trace import session_format as fmt
+from otel_agent_trace.offline.loader import iter_entries
 
 from . import _terminal as term
 
@@ -181,7 +182,7 @@ def _span_text(
 
 
 def _message_text(entry: dict[str, Any], full: bool) -> str:
-    content = entry.get("content")
+    content = entry.get("content", entry.get("content_preview"))  # DevDuck keeps a preview
     if content is not None:
         text = _preview(content, full)
     else:
@@ -203,18 +204,34 @@ def _message_text(entry: dict[str, Any], full: bool) -> str:
     return f"✉ {term.fit(entry.get('role', '?'), None if full else 24)}: {text}"
 
 
+_STANDARD_FIELDS = {
+    "id",
+    "parent_id",
+    "type",
+    "layer",
+    "ts",
+    "trace_id",
+    "span_id",
+    "name",
+    "session_id",
+    "run_id",
+}
+
+
 def _foreign_text(entry: dict[str, Any], full: bool) -> str:
-    """An entry of a shape we do not know (DevDuck's ``event_type``/``data``, DM's ``event``/``payload``)."""
-    kind = entry.get("type") or entry.get("event_type") or entry.get("event") or "?"
-    data = entry.get("data", entry.get("payload"))
+    """An entry of a type we do not know (DevDuck's ``file.open``, ``tool.call``, DM's events, as
+    the loader maps them): its type, name, layer and first few fields."""
+    kind = entry.get("type") or "?"
     parts = [term.fit(kind, VALUE_CHARS)]
     if entry.get("name") is not None:
         parts.append(term.fit(entry["name"], None if full else VALUE_CHARS))
     if entry.get("layer"):
         parts.append(f"[{term.fit(entry['layer'], 8)}]")
-    if isinstance(data, dict):
-        for key in list(data)[:3]:
-            parts.append(f"{term.fit(key, 40)}={_preview(data[key], full)}")
+    data = entry.get("data", entry.get("payload"))
+    fields = data if isinstance(data, dict) else {k: v for k, v in entry.items() if k not in _STANDARD_FIELDS}
+    for key in list(fields)[:3]:
+        if fields[key] is not None:
+            parts.append(f"{term.fit(key, 40)}={_preview(fields[key], full)}")
     return " ".join(parts)
 
 
@@ -436,6 +453,8 @@ def _check_input(path: Path) -> None:
     except OSError as exc:
         raise fmt.SessionFormatError(path, None, f"cannot read ({exc.strerror})") from None
     if stat.S_ISDIR(st.st_mode):
+        if (path / fmt.ZIP_EVENTS).is_file():  # an unpacked session ZIP
+            return
         raise fmt.SessionFormatError(path, None, "is a directory (list it with `otel-agent-trace list DIR`)")
     if not stat.S_ISREG(st.st_mode):
         raise fmt.SessionFormatError(path, None, "not a regular file (a FIFO, a device or a socket)")
@@ -446,26 +465,9 @@ def _check_input(path: Path) -> None:
 
 
 def _entries(path: Path, issues: list[fmt.ReadIssue]) -> Iterator[dict[str, Any]]:
-    """The file's entries, then (for a ``.jsonl`` trace file) its child processes' files."""
-    first: dict[str, Any] | None = None
-    joins: set[str] = set()
-    for entry in fmt.iter_entries(path, issues):
-        first = first or entry
-        if entry.get("type") == fmt.SESSION_JOIN:
-            joins.add(str(entry.get("id")))
-        yield entry
-    if first is None or first.get("type") != fmt.SESSION_START or path.suffix != fmt.JSONL_SUFFIX:
-        return
-    session_id, tier = first.get("session_id"), first.get("tier")
-    if not isinstance(session_id, str) or not session_id or "/" in session_id:
-        return
-    for child in fmt.child_files(path.parent, session_id, path, str(tier))[1:]:
-        entries = fmt.iter_files([child], issues)
-        head = next(entries, None)
-        if head is None or str(head.get("id")) in joins:  # already read (the reader includes children)
-            continue
-        yield head
-        yield from entries
+    """The session's entries in our shape (DevDuck and DM files mapped by the loader), its child
+    processes' files after its own, one line in memory at a time."""
+    return iter_entries(path, issues)
 
 
 def _follow(

@@ -176,8 +176,10 @@ def test_bad_input(tmp_path):
 def test_a_bad_line_is_a_finding_and_lenient_skips_it(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text(
-        '{"id": "a-0000", "parent_id": "", "type": "session.start"}\n\x1b]0;x\x07 not json\n'
-        '{"id": "a-0001", "parent_id": "a-0000", "type": "message", "role": "user", "content_chars": 3}\n'
+        '{"id": "a-0000", "parent_id": "", "type": "session.start", "layer": "agent", "ts": 1}\n'
+        "\x1b]0;x\x07 not json\n"
+        '{"id": "a-0001", "parent_id": "a-0000", "type": "message", "layer": "agent", "ts": 2, '
+        '"role": "user", "content_chars": 3}\n'
     )
     done = cli("view", str(bad))
     assert done.returncode == 1 and f"{bad}:2: not JSON" in done.stderr and "user: <3 chars>" in done.stdout
@@ -220,5 +222,23 @@ def test_foreign_entries_are_one_flat_line_each_never_none(tmp_path):
     lines = _lines(cli("view", str(devduck)))
     assert len(lines) == len(rows)
     assert not any("None" in line for line in lines)
-    assert len({_indent(line) for line in lines}) == 1  # no staircase
+    assert [_indent(line) for line in lines] == [0] + [1] * (len(rows) - 1)  # under the root: no staircase
     assert any("file.open [sys] path=/f3 mode=r" in line for line in lines)
+    assert any("tool.call shell [tool]" in line for line in lines)
+
+
+def test_a_devduck_zip_and_a_dm_session_are_viewed_and_listed(tmp_path):
+    from tests.offline.samples import write_devduck_zip, write_dm
+
+    devduck = write_devduck_zip(tmp_path / "session-20240203-151052.zip")
+    lines = _lines(cli("view", str(devduck)))
+    assert not any("None" in line for line in lines)
+    assert max(_indent(line) for line in lines) <= 2
+    assert sum("file.open" in line for line in lines) == len(
+        [e for e in oat.load_session(devduck).events if e.event_type == "file.open"]
+    )
+    dm = write_dm(tmp_path / "run.jsonl")
+    lines = _lines(cli("view", str(dm)))
+    assert len(lines) == len(dm.read_text().splitlines()) and not any("None" in line for line in lines)
+    listed = cli("list", str(tmp_path))
+    assert listed.returncode == 0 and len(listed.stdout.splitlines()) == 2, listed.stdout

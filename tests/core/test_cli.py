@@ -68,8 +68,9 @@ def test_view_hangs_a_child_process_under_the_span_that_started_it(provider, tmp
 def test_a_bad_line_is_reported_with_file_and_line_and_the_rest_still_shown(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text(
-        '{"id": "a-0000", "parent_id": "", "type": "session.start"}\nnot json\n'
-        '{"id": "a-0001", "parent_id": "a-0000", "type": "span.start", "name": "after"}\n'
+        '{"id": "a-0000", "parent_id": "", "type": "session.start", "layer": "agent", "ts": 1}\nnot json\n'
+        '{"id": "a-0001", "parent_id": "a-0000", "type": "span.start", "layer": "agent", "ts": 2, '
+        '"name": "after", "span_id": "00000000000000aa"}\n'
     )
     done = _cli("view", str(bad))
     assert done.returncode == 1
@@ -79,7 +80,9 @@ def test_a_bad_line_is_reported_with_file_and_line_and_the_rest_still_shown(tmp_
 
 def test_a_torn_last_line_is_a_warning_not_a_failure(tmp_path):
     torn = tmp_path / "torn.jsonl"
-    torn.write_text('{"id": "a-0000", "parent_id": "", "type": "session.start"}\n{"id": "a-00')
+    torn.write_text(
+        '{"id": "a-0000", "parent_id": "", "type": "session.start", "layer": "agent", "ts": 1}\n{"id": "a-00'
+    )
     done = _cli("view", str(torn))
     assert done.returncode == 0
     assert f"{torn}:2: torn last line" in done.stderr
