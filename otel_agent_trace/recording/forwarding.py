@@ -9,6 +9,7 @@ content reaches spans only when ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CON
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Sequence
@@ -97,6 +98,7 @@ class ShareableSpanExporter(SpanExporter):
         self._resources: dict[int, Any] = {}
         self._told = False
         self._closed = False
+        self._reported = False
         self.exiting = False  # set at shutdown: the report at exit is then the only message
         self.failing_since: float | None = None  # monotonic time of the first failure since a success
 
@@ -160,6 +162,9 @@ class ShareableSpanExporter(SpanExporter):
     def report(self, received: int) -> None:
         """The last word at exit: how many of the ``received`` spans never reached the backend."""
         with self._lock:
+            if self._reported:
+                return
+            self._reported = True
             exported = self.exported_spans
         lost = max(received - exported, 0)
         quiet.silence()  # an export still running in the background stays quiet from now on
@@ -169,11 +174,12 @@ class ShareableSpanExporter(SpanExporter):
                 "the local session is complete.",
                 lost,
                 received,
-                quiet.last_reason() or "not sent before exit",
+                quiet.last_reason() or ("export failed" if self.failed_spans else "not sent before exit"),
             )
 
     def shutdown(self) -> None:
         self.close()
+        self.report(self.exported_spans + self.failed_spans)  # said already if our processor ran
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         with own_io():
@@ -194,8 +200,7 @@ class ForwardingSpanProcessor(BatchSpanProcessor):
         self.received_spans = 0
         self._closed = False
         self._close_lock = threading.Lock()
-        timeout = kwargs.get("export_timeout_millis")
-        self.export_timeout_millis = timeout or self._default_export_timeout_millis()
+        self.export_timeout_millis = kwargs.get("export_timeout_millis") or _export_timeout_millis()
 
     def _queue_state(self) -> tuple[Any, int]:
         """The queue and its bound, on every SDK version (1.30 keeps them on the processor itself)."""
@@ -258,3 +263,12 @@ class ForwardingSpanProcessor(BatchSpanProcessor):
                 super().shutdown()
         except Exception as exc:  # pragma: no cover - best effort on the way out
             report_once("forward.shutdown", "otel-agent-trace: forwarding at exit failed: %r", exc)
+
+
+def _export_timeout_millis() -> float:
+    """``OTEL_BSP_EXPORT_TIMEOUT`` as the SDK reads it (30 s when unset or invalid)."""
+    try:
+        value = float(os.environ.get("OTEL_BSP_EXPORT_TIMEOUT", "30000"))
+    except ValueError:
+        return 30000.0
+    return value if value > 0 else 30000.0
