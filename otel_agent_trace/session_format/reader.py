@@ -63,25 +63,34 @@ def raw_lines(
 ) -> Iterator[tuple[int, bytes | None, bool]]:
     """Yield ``(line_number, text, ended)`` for every non-blank line: ``text`` without its newline
     (``None`` for a line over ``max_line``, whose bytes are dropped as they are read), ``ended``
-    whether a newline closed it. Blank lines cost one regular-expression step per run."""
+    whether a newline closed it.
+
+    The complete lines of each chunk are split in one call; a chunk that is mostly newlines is
+    walked run by run instead (one regular-expression step per run of blank lines).
+    """
     buf = b""
     pos = 0
     number = 1
     eof = False
     while True:
-        blank = _BLANK.match(buf, pos)
-        if blank is not None:
-            number += buf.count(b"\n", pos, blank.end())
-            pos = blank.end()
-        newline = buf.find(b"\n", pos)
-        if newline >= 0:
-            yield number, (buf[pos:newline] if newline - pos <= max_line else None), True
-            number += 1
-            pos = newline + 1
+        last = buf.rfind(b"\n", pos)
+        if last >= pos:
+            block = buf[pos:last]
+            if block.count(b"\n") * 8 < len(block):  # ordinary lines: split them all at once
+                for raw in block.split(b"\n"):
+                    if raw and not raw.isspace():
+                        yield number, (raw if len(raw) <= max_line else None), True
+                    number += 1
+            else:  # mostly blank lines
+                for line_number, raw in _sparse_lines(block, number):
+                    yield line_number, (raw if len(raw) <= max_line else None), True
+                number += block.count(b"\n") + 1
+            pos = last + 1
             continue
         if eof:
-            if pos < len(buf):
-                yield number, (buf[pos:] if len(buf) - pos <= max_line else None), False
+            tail = buf[pos:]
+            if tail and not tail.isspace():
+                yield number, (tail if len(tail) <= max_line else None), False
             return
         if len(buf) - pos > max_line:  # drop the rest of an over-long line without keeping it
             buf, pos = b"", 0
@@ -102,6 +111,23 @@ def raw_lines(
             eof = True
         buf = buf[pos:] + chunk
         pos = 0
+
+
+def _sparse_lines(block: bytes, number: int) -> Iterator[tuple[int, bytes]]:
+    """The non-blank lines of a block that is mostly newlines, skipping each blank run at once."""
+    pos = 0
+    while pos < len(block):
+        blank = _BLANK.match(block, pos)
+        if blank is not None:
+            number += block.count(b"\n", pos, blank.end())
+            pos = blank.end()
+            if pos >= len(block):
+                return
+        newline = block.find(b"\n", pos)
+        end = len(block) if newline < 0 else newline
+        yield number, block[pos:end]
+        number += 1
+        pos = end + 1
 
 
 def _read(stream: IO[bytes], path: str, line: int) -> bytes:

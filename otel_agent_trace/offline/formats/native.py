@@ -34,10 +34,54 @@ def check_version(version: Any) -> None:
         raise BadEntry(f"format version {version} is newer than this reader ({fmt.FORMAT_VERSION})")
 
 
+_OPTIONAL_TEXT = ("layer", "trace_id", "parent_span_id", "name", "kind")
+
+
+def _well_typed(raw: dict[str, Any]) -> bool:
+    """The common case, checked fast: a span or message entry whose fields all have their types.
+    Anything else (or anything wrong) goes through the full checks, which name the field."""
+    get = raw.get
+    if type(get("id")) is not str or type(get("parent_id")) is not str or type(get("ts")) is not int:
+        return False
+    kind = get("type")
+    if kind == fmt.MESSAGE:
+        role = get("role")
+        return role is None or type(role) is str
+    if kind not in _SPANS or type(get("span_id")) is not str or not raw["id"]:
+        return False
+    for key in _OPTIONAL_TEXT:
+        value = get(key)
+        if value is not None and type(value) is not str:
+            return False
+    attributes = get("attributes")
+    if attributes is not None and type(attributes) is not dict:
+        return False
+    if kind != fmt.SPAN_END:
+        return True
+    duration, status, content = get("duration_ns"), get("status"), get("content")
+    if duration is not None and type(duration) is not int:
+        return False
+    if status is not None and (type(status) is not dict or type(status.get("code", "")) is not str):
+        return False
+    if status is not None and type(status.get("description", "")) is not str:
+        return False
+    if content is None:
+        return True
+    if type(content) is not dict:
+        return False
+    for key in ("input_message_ids", "output_message_ids"):
+        ids = content.get(key)
+        if ids is not None and (type(ids) is not list or not all(type(i) is str for i in ids)):
+            return False
+    return True
+
+
 class Normalizer:
     """Checks one file's entries (they are returned as they are)."""
 
     def normalize(self, raw: dict[str, Any]) -> dict[str, Any]:
+        if _well_typed(raw):
+            return raw
         text(raw, "id", required=True)
         if not raw["id"]:
             raise BadEntry("empty 'id'")
