@@ -9,7 +9,7 @@ chooses code to import or a directory to change to: the agent comes from the cal
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from otel_agent_trace import session_format as fmt
@@ -32,9 +32,8 @@ class Restored:
     snapshot_id: int | None
     entry_id: str
     messages: list[dict[str, Any]]  # the recorded conversation
-    target: (
-        str  # strands | langgraph | openai_agents | openai_messages | anthropic_messages | callable | none
-    )
+    # strands | langgraph | openai_agents | openai_messages | anthropic_messages | callable | none
+    target: str
     restored: Any  # what was put in: the message list, the graph state, the input items
     system_prompt: Any = None
     last_query: Any = None
@@ -42,7 +41,6 @@ class Restored:
     config: dict[str, Any] | None = None  # a LangGraph thread the state was written to
     result: Any = None  # resume_and_continue: what the agent returned
     answer: str | None = None  # ... and its text
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 # --- the conversation at an entry ----------------------------------------------------------------
