@@ -34,7 +34,7 @@ def test_a_bad_setting_is_one_clear_line_and_the_agent_runs_unrecorded(tmp_path)
 
     done = run_instrumented(DEMO_AGENT, tmp_path, clean_env({"AGENT_TRACE_TIER": "bogus"}))
     assert done.returncode == 0
-    assert "scripted demo agent" in done.stdout
+    assert "demo agent and its demo model" in done.stdout
     assert done.stderr.strip().splitlines() == [
         "otel-agent-trace: AGENT_TRACE_TIER='bogus': expected trace, checkpoint or both. "
         "Nothing is recorded until this is fixed."
@@ -47,5 +47,5 @@ def test_recording_can_be_switched_off(tmp_path):
 
     done = run_instrumented(DEMO_AGENT, tmp_path, clean_env({"AGENT_TRACE_RECORD": "false"}))
     assert done.returncode == 0 and done.stderr == ""
-    assert "scripted demo agent" in done.stdout
+    assert "demo agent and its demo model" in done.stdout
     assert not (tmp_path / "agent-sessions").exists()

@@ -25,7 +25,7 @@ from .helpers import (
     stderr_problems,
 )
 
-DEMO_ANSWER = "The examples folder holds a scripted demo agent; Python runs fine here."
+DEMO_ANSWER = "The examples folder holds a demo agent and its demo model; Python runs fine here."
 
 
 def _run_demo(cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -20,7 +20,6 @@ forked child, for whatever it runs next.
 from __future__ import annotations
 
 import os
-import shlex
 import sys
 import threading
 from collections.abc import Mapping
@@ -155,6 +154,8 @@ def _exporting(command: Any) -> Any:
     extra = child_variables()
     if not extra:
         return None
+    import shlex
+
     exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in extra.items())
     if isinstance(command, bytes):
         return b"export " + exports.encode() + b"; " + command

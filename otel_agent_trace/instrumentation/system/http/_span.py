@@ -21,7 +21,6 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from otel_agent_trace._internal import sink
 from otel_agent_trace._internal.guard import internal_error
 from otel_agent_trace.instrumentation._patching import Patches
-from otel_agent_trace.redaction import get_redactor
 
 from .. import _names as n
 from .._common import recorder
@@ -110,6 +109,8 @@ def begin(method: Any, url: Any, *, current: bool = True) -> Call | None:
 
 
 def attributes(method: str, url: str) -> dict[str, Any]:
+    from otel_agent_trace.redaction import get_redactor  # compiled at the first request, not at start-up
+
     attrs: dict[str, Any] = {
         n.HTTP_REQUEST_METHOD: method if method in _KNOWN_METHODS else "_OTHER",
         n.URL_FULL: get_redactor().redact_text(url),
