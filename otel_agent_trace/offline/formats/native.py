@@ -90,7 +90,7 @@ class Normalizer:
         text(raw, "parent_id")
         kind = text(raw, "type", required=True)
         text(raw, "layer")
-        integer(raw, "ts", required=True)
+        raw["ts"] = integer(raw, "ts", required=True)
         if kind in _SPANS:
             _check_span(raw, kind)
         elif kind in _ROOTS:
