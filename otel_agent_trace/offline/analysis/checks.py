@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import classify as cls
-from .summary import Accumulator, Failure, arguments_digest
+from .summary import Accumulator, Failure, arguments_digest, open_span
 
 LOOP_THRESHOLD = 3
 
@@ -154,7 +154,7 @@ def analyze(
     primary = acc.first_failure.stage if acc.first_failure is not None else None
     if primary is None and status != "ok":
         primary = final_stage
-    unfinished = sorted(acc.open.values(), key=lambda item: item[3])
+    unfinished = sorted((open_span(entry) for entry in acc.open.values()), key=lambda item: item[3])
     answer = acc.final_answer
     meta = acc.metadata
     return {

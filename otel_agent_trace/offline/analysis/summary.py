@@ -12,6 +12,8 @@ import hashlib
 import heapq
 import os
 import sys
+import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,8 @@ PREVIEW = 160
 _MODEL_OPS = cls.MODEL_OPERATIONS
 _LIMIT_REASONS = cls.LIMIT_FINISH_REASONS
 _OP = semconv.GEN_AI_OPERATION_NAME
+_TOKENS_IN, _TOKENS_OUT = semconv.GEN_AI_USAGE_INPUT_TOKENS, semconv.GEN_AI_USAGE_OUTPUT_TOKENS
+_TOKENS_CACHE = semconv.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS
 _KIND_MODEL, _KIND_TOOL, _KIND_PROCESS = cls.KIND_MODEL, cls.KIND_TOOL, cls.KIND_PROCESS
 _KIND_HTTP, _KIND_AGENT = cls.KIND_HTTP, cls.KIND_AGENT
 _SPAN_END, _SPAN_START, _SPAN_EVENT = fmt.SPAN_END, fmt.SPAN_START, fmt.SPAN_EVENT
@@ -65,18 +69,18 @@ def _preview(value: Any, limit: int = PREVIEW) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _arguments_key(value: Any) -> bytes:
-    """Arguments as a short key: their canonical JSON when short, else a 16-byte hash of it."""
+def _arguments_key(value: Any) -> int:
+    """Arguments as a number: the length and CRC-32 of their canonical JSON (stable, cheap)."""
     try:
         raw = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     except (TypeError, orjson.JSONEncodeError):
         raw = repr(value).encode("utf-8", "replace")
-    return raw if len(raw) <= 48 else hashlib.blake2b(raw, digest_size=16).digest()
+    return (len(raw) << 32) | zlib.crc32(raw)
 
 
-def arguments_digest(key: bytes) -> str:
-    """A short stable hex digest of an arguments key (for output)."""
-    return hashlib.blake2b(key, digest_size=8).hexdigest()
+def arguments_digest(key: int) -> str:
+    """The arguments key as hex (for output)."""
+    return f"{key:012x}"
 
 
 @dataclass
@@ -188,9 +192,8 @@ class Accumulator:
     by_tool: dict[str, Stat] = field(default_factory=dict)
     processes: int = 0
     http_requests: int = 0
-    open: dict[str, tuple[str, str, str, int, str]] = field(
-        default_factory=dict
-    )  # sid -> name, layer, kind, ts, id
+    # spans started and not yet ended: span id -> its span.start entry
+    open: dict[str, dict[str, Any]] = field(default_factory=dict)
     slowest: list[tuple[int, int, str, str, str]] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
     failure_count: int = 0
@@ -208,11 +211,10 @@ class Accumulator:
     verified_parents: set[str] = field(default_factory=set)
     tool_kinds: dict[str, str | None] = field(default_factory=dict)  # tool -> verification by name
     command_kinds: dict[str, str | None] = field(default_factory=dict)  # command -> verification kind
-    loops: dict[tuple[str, bytes], LoopKey] = field(default_factory=dict)
-    last_tool_key: tuple[str, bytes] | None = None
+    loops: dict[tuple[str, int], LoopKey] = field(default_factory=dict)
+    last_tool_key: tuple[str, int] | None = None
     last_answer: dict[str, Any] | None = None
     agent_answer: Any = None
-    limit_finish: Failure | None = None
     action_list: list[str] = field(default_factory=list)
     step_list: list[dict[str, Any]] = field(default_factory=list)
     steps_dropped: int = 0
@@ -250,20 +252,7 @@ class Accumulator:
         elif kind == _SPAN_START:
             sid = entry.get("span_id")
             if sid.__class__ is str:
-                attrs = entry.get("attributes")
-                op = attrs.get(_OP) if attrs.__class__ is dict else None
-                name = entry.get("name")
-                if name.__class__ is not str:
-                    name = _text(name)
-                layer = entry.get("layer")
-                eid = entry.get("id")
-                self.open[sid] = (
-                    name,
-                    layer,
-                    cls.start_kind(name, layer, op),
-                    ts,
-                    eid if eid.__class__ is str else "",
-                )
+                self.open[sid] = entry  # read only if asked (what is above a span), or at the end
         elif kind == _SPAN_EVENT:
             self.events += 1
             if entry.get("layer") == _LAYER_SYS:
@@ -276,6 +265,32 @@ class Accumulator:
             self.ended = True
             self.end_duration_ns = _int(entry.get("duration_ns"))
             self.end_unfinished = _int(entry.get("unfinished_spans"))
+
+    def consume(self, entries: Iterable[dict[str, Any]]) -> None:
+        """:meth:`feed` every entry, the most common ones (messages, span starts) inline."""
+        feed = self.feed
+        open_spans = self.open
+        count = messages = 0
+        last_answer = self.last_answer
+        try:
+            for entry in entries:
+                kind = entry.get("type")
+                if kind == _MESSAGE:
+                    count += 1
+                    messages += 1
+                    if entry.get("role") == "assistant" and not entry.get("tool_calls"):
+                        last_answer = entry
+                elif kind == _SPAN_START:
+                    count += 1
+                    sid = entry.get("span_id")
+                    if sid.__class__ is str:
+                        open_spans[sid] = entry
+                else:
+                    feed(entry)
+        finally:
+            self.entries += count
+            self.messages += messages
+            self.last_answer = last_answer
 
     def _session_start(self, entry: dict[str, Any], kind: str, ts: int) -> None:
         self.files += 1
@@ -353,33 +368,44 @@ class Accumulator:
     def _outermost_agent(self, parent: Any) -> bool:
         """No agent span above this one (a trace root, or under a plain span or another file's)."""
         under = self.open.get(parent) if isinstance(parent, str) else None
-        return under is None or under[2] != cls.KIND_AGENT
+        return under is None or open_span(under)[2] != cls.KIND_AGENT
 
     # --- kinds of spans -------------------------------------------------------------------
 
     def _model(self, attrs, name, duration, error, why, eid, ts) -> None:  # type: ignore[no-untyped-def]
-        model = _text(  # the model asked for: the same key for a failed call and its retry
-            attrs.get(semconv.GEN_AI_REQUEST_MODEL) or attrs.get(semconv.GEN_AI_RESPONSE_MODEL) or name
-        )
+        # the model asked for: the same key for a failed call and its retry
+        model = attrs.get(semconv.GEN_AI_REQUEST_MODEL) or attrs.get(semconv.GEN_AI_RESPONSE_MODEL) or name
+        if model.__class__ is not str:
+            model = _text(model)
         stat = self.by_model.get(model)
         if stat is None:
             stat = self.by_model[model] = Stat()
         stat.add(duration, error)
-        tokens_in = _int(attrs.get(semconv.GEN_AI_USAGE_INPUT_TOKENS))
-        tokens_out = _int(attrs.get(semconv.GEN_AI_USAGE_OUTPUT_TOKENS))
+        tokens_in = attrs.get(_TOKENS_IN, 0)
+        if tokens_in.__class__ is not int:
+            tokens_in = 0
+        tokens_out = attrs.get(_TOKENS_OUT, 0)
+        if tokens_out.__class__ is not int:
+            tokens_out = 0
         stat.input_tokens += tokens_in
         stat.output_tokens += tokens_out
-        stat.cache_read_tokens += _int(attrs.get(semconv.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS))
+        cache = attrs.get(_TOKENS_CACHE)
+        if cache.__class__ is int:
+            stat.cache_read_tokens += cache
         reasons = attrs.get(semconv.GEN_AI_RESPONSE_FINISH_REASONS)
         if reasons.__class__ is not list:
             reasons = []
-        key = "model:" + model
+        limited = False
+        for reason in reasons:
+            if reason.__class__ is str and reason in _LIMIT_REASONS:
+                limited = True
         if error:
-            self._fail(cls.failure_stage(why, cls.MODEL), key, eid, name, why, ts)
-        elif any(r.__class__ is str and r in _LIMIT_REASONS for r in reasons):
-            self._fail(cls.LIMITS, key, eid, name, f"finish reason {', '.join(map(str, reasons))}", ts)
+            self._fail(cls.failure_stage(why, cls.MODEL), "model:" + model, eid, name, why, ts)
+        elif limited:
+            reason = f"finish reason {', '.join(map(str, reasons))}"
+            self._fail(cls.LIMITS, "model:" + model, eid, name, reason, ts)
         elif self.unrecovered:
-            self._ok(key)
+            self._ok("model:" + model)
         if self.steps:
             asked = attrs.get(semconv.TOOL_CALL_NAMES)
             detail = f"tokens {tokens_in}→{tokens_out}"
@@ -407,11 +433,10 @@ class Accumulator:
         else:
             has_args = semconv.GEN_AI_TOOL_CALL_ARGUMENTS in attrs
             args = attrs.get(semconv.GEN_AI_TOOL_CALL_ARGUMENTS)
-        key = "tool:" + tool
         if error:
-            self._fail(cls.failure_stage(why, cls.TOOL), key, eid, name, why, ts)
-        else:
-            self._ok(key)
+            self._fail(cls.failure_stage(why, cls.TOOL), "tool:" + tool, eid, name, why, ts)
+        elif self.unrecovered:
+            self._ok("tool:" + tool)
         if has_args:
             self._loop(tool, _arguments_key(args), error, eid)
         sid = entry.get("span_id")
@@ -455,14 +480,14 @@ class Accumulator:
         elif failed:
             reason = why or f"exit code {exit_code}"
             self._fail(cls.failure_stage(why, cls.SYS), "sys:" + exe, eid, name, reason, ts)
-        else:
+        elif self.unrecovered:
             self._ok("sys:" + exe)
 
     def _http(self, entry, attrs, name, error, eid, ts) -> None:  # type: ignore[no-untyped-def]
         self.http_requests += 1
         parent = entry.get("parent_span_id")
         under = self.open.get(parent) if isinstance(parent, str) else None
-        if under is not None and under[2] == cls.KIND_MODEL:
+        if under is not None and open_span(under)[2] == cls.KIND_MODEL:
             return  # the model span says how the call went
         code = attrs.get(semconv.HTTP_RESPONSE_STATUS_CODE)
         host = _text(attrs.get(semconv.SERVER_ADDRESS)) or "?"
@@ -515,7 +540,7 @@ class Accumulator:
         else:
             self._fail(cls.VERIFICATION, key, eid, name, f"{kind} failed: {command}", ts)
 
-    def _loop(self, tool: str, arguments: bytes, error: bool, eid: str) -> None:
+    def _loop(self, tool: str, arguments: int, error: bool, eid: str) -> None:
         key = (tool, arguments)
         loop = self.loops.get(key)
         if loop is None:
@@ -545,6 +570,22 @@ class Accumulator:
                 "entry_id": eid,
             }
         )
+
+
+def open_span(entry: dict[str, Any]) -> tuple[str, str, str, int, str]:
+    """``(name, layer, kind, start ts, entry id)`` of a running span from its start entry."""
+    attrs = entry.get("attributes")
+    op = attrs.get(_OP) if attrs.__class__ is dict else None
+    name = _text(entry.get("name"))
+    layer = _text(entry.get("layer"))
+    ts = entry.get("ts")
+    return (
+        name,
+        layer,
+        cls.start_kind(name, layer, op),
+        ts if ts.__class__ is int else 0,
+        _text(entry.get("id")),
+    )
 
 
 def _answer(content: Any, chars: Any, sha: Any) -> dict[str, Any]:
@@ -580,10 +621,8 @@ def summarize(
     """Read a session (and its child files) in one streaming pass."""
     acc = Accumulator(actions=actions, steps=steps)
     issues: list[fmt.ReadIssue] = []
-    feed = acc.feed
     for part in session_paths(Path(path)):
-        for entry in fmt.iter_entries(part, None if strict else issues):
-            feed(entry)
+        acc.consume(fmt.iter_entries(part, None if strict else issues))
     if not acc.entries:
         raise fmt.SessionFormatError(path, None, "no session entries (an empty file)")
     return acc, issues
