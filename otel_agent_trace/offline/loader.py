@@ -247,7 +247,14 @@ def _resolve(path: Path) -> Path:
 class LoadedSession:
     """A recorded session read back whole (its events in memory; :func:`iter_entries` streams)."""
 
-    def __init__(self, path: str | os.PathLike[str], *, strict: bool = False, lenient: bool = False):
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        strict: bool = False,
+        lenient: bool = False,
+        children: bool = True,
+    ):
         self.path = _resolve(Path(path).expanduser())
         self.issues: list[ReadIssue] = []
         self._archive_metadata: dict[str, Any] | None = None
@@ -257,7 +264,7 @@ class LoadedSession:
         append = self.events.append
         with _no_gc():  # entries are acyclic: collections while building them only cost time
             for module, entry in _stream(
-                self.path, self.issues, lenient=lenient, on_source=self._read_archive
+                self.path, self.issues, lenient=lenient, children=children, on_source=self._read_archive
             ):
                 self.format = module
                 append(
@@ -740,13 +747,14 @@ def _dm_spans(events: list[Event]) -> list[SpanRecord]:
 
 
 def load_session(
-    path: str | os.PathLike[str], *, strict: bool = False, lenient: bool = False
+    path: str | os.PathLike[str], *, strict: bool = False, lenient: bool = False, children: bool = True
 ) -> LoadedSession:
     """Load a session: our JSONL (with its child files) or ZIP, a directory holding one session,
     a DevDuck session ZIP or a DM-Code-Agent JSONL.
 
     A bad line is a :class:`SessionFormatError` naming file and line; ``lenient=True`` skips bad
     lines (counted in ``issues``); ``strict=True`` also refuses what is otherwise tolerated with
-    a warning (a torn last line, duplicate ids, dangling parents, parent cycles).
+    a warning (a torn last line, duplicate ids, dangling parents, parent cycles);
+    ``children=False`` reads a session's JSONL without its child processes' files.
     """
-    return LoadedSession(path, strict=strict, lenient=lenient)
+    return LoadedSession(path, strict=strict, lenient=lenient, children=children)
