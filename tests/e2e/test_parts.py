@@ -1,0 +1,36 @@
+"""One entry point runs every part; each part still switches off by its own name."""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+
+import pytest
+
+from otel_agent_trace.instrumentation.parts import PARTS, load_part
+
+from .helpers import DEMO_AGENT, load, only_session, run_instrumented
+
+
+def test_one_entry_point_of_ours_and_every_part_loads():
+    ours = [
+        e for e in entry_points(group="opentelemetry_instrumentor") if e.value.startswith("otel_agent_trace")
+    ]
+    assert [e.name for e in ours] == ["agent_trace"]
+    assert [load_part(name).__name__ for name in PARTS][:2] == ["CoreInstrumentor", "ContextInstrumentor"]
+
+
+def _demo(tmp_path, disabled: str):
+    done = run_instrumented(DEMO_AGENT, tmp_path, {"OTEL_PYTHON_DISABLED_INSTRUMENTATIONS": disabled})
+    assert done.returncode == 0, done.stderr
+    return load(only_session(tmp_path / "agent-sessions"))
+
+
+@pytest.mark.parametrize("disabled", ["", "agent_trace_files", "agent_trace_openai, agent_trace_http"])
+def test_a_part_named_in_disabled_instrumentations_records_nothing(tmp_path, disabled):
+    session = _demo(tmp_path, disabled)
+    names = [s.name for s in session.spans]
+    file_events = session.get_events_by_type("file.open")
+    assert sum(n.startswith("execute_tool") for n in names) == 3  # the API's tool spans, always
+    assert bool(file_events) == ("agent_trace_files" not in disabled)
+    assert any(n.startswith("chat ") for n in names) == ("agent_trace_openai" not in disabled)
+    assert any(n in ("POST", "GET") for n in names) == ("agent_trace_http" not in disabled)
