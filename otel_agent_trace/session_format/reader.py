@@ -154,9 +154,18 @@ def iter_lines(
     than ``max_line``) raises :class:`SessionFormatError` naming file and line, unless ``strict``
     is false and ``issues`` is given, in which case it is skipped and reported.
     """
+    loads, decode_error = orjson.loads, orjson.JSONDecodeError
     for number, raw, ended in raw_lines(stream, path, max_line):
-        if number == 1 and raw is not None and raw.startswith(_BOM):
-            raw = raw[len(_BOM) :]
+        if raw is not None:  # the common case first: a line that is a JSON object
+            try:
+                entry = loads(raw)
+            except decode_error:
+                entry = None
+            if type(entry) is dict:
+                yield number, entry
+                continue
+            if number == 1 and raw.startswith(_BOM):
+                raw = raw[len(_BOM) :]
         entry = _parse(raw, path, number, issues, strict, torn_possible=not ended, max_line=max_line)
         if entry is not None:
             yield number, entry
