@@ -12,7 +12,6 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from otel_agent_trace import semconv
 from otel_agent_trace._internal import sink
 from otel_agent_trace._version import __version__
-from otel_agent_trace.session_format import dumps_canonical
 from otel_agent_trace.settings import get_settings
 
 SCOPE = "otel_agent_trace"
@@ -102,6 +101,8 @@ def bind_arguments(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[s
 def _json_text(value: Any) -> str:
     if isinstance(value, str):
         return value
+    from otel_agent_trace.session_format import dumps_canonical
+
     return dumps_canonical(value).decode("utf-8", "replace")
 
 

@@ -13,11 +13,9 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from otel_agent_trace._version import __version__
-from otel_agent_trace.session_format import new_session_id
 
 
 @functools.cache
@@ -50,18 +48,44 @@ def _host() -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True)
-class Environment:
-    """The recorder's sources of time, of session ids, and of facts about the host and the process."""
+def _new_session_id() -> str:
+    from otel_agent_trace.session_format import new_session_id  # hashing loads on first use
 
-    clock: Callable[[], int] = time.time_ns  # ns since the epoch
-    session_id: Callable[[], str] = new_session_id
-    host: Callable[[], dict[str, Any]] = _host
-    pid: Callable[[], int] = os.getpid
-    ppid: Callable[[], int] = os.getppid
-    cwd: Callable[[], str] = os.getcwd
-    argv: Callable[[], list[str]] = field(default=lambda: list(sys.argv))
-    localtime: Callable[[float], time.struct_time] = time.localtime
+    return new_session_id()
+
+
+def _argv() -> list[str]:
+    return list(sys.argv)
+
+
+class Environment:
+    """The recorder's sources of time, of session ids, and of facts about the host and the process.
+
+    (A plain class: a dataclass costs a millisecond to define, paid by every Python child process
+    of an agent at start-up.)"""
+
+    __slots__ = ("clock", "session_id", "host", "pid", "ppid", "cwd", "argv", "localtime")
+
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], int] = time.time_ns,  # ns since the epoch
+        session_id: Callable[[], str] = _new_session_id,
+        host: Callable[[], dict[str, Any]] = _host,
+        pid: Callable[[], int] = os.getpid,
+        ppid: Callable[[], int] = os.getppid,
+        cwd: Callable[[], str] = os.getcwd,
+        argv: Callable[[], list[str]] = _argv,
+        localtime: Callable[[float], time.struct_time] = time.localtime,
+    ):
+        self.clock = clock
+        self.session_id = session_id
+        self.host = host
+        self.pid = pid
+        self.ppid = ppid
+        self.cwd = cwd
+        self.argv = argv
+        self.localtime = localtime
 
 
 LIVE = Environment()

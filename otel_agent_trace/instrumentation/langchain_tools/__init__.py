@@ -12,7 +12,6 @@ from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
 from otel_agent_trace.instrumentation._patching import Patches
 
 from .package import _instruments
-from .wrappers import arun_wrapper, run_wrapper
 
 
 class LangChainToolsInstrumentor(DeferredInstrumentor):
@@ -27,6 +26,8 @@ class LangChainToolsInstrumentor(DeferredInstrumentor):
             from langchain_core.tools import BaseTool
         except ImportError:
             return
+        from .wrappers import arun_wrapper, run_wrapper
+
         self._patches.wrap(BaseTool, "run", run_wrapper)
         self._patches.wrap(BaseTool, "arun", arun_wrapper)
 

@@ -10,7 +10,6 @@ from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
 from otel_agent_trace.instrumentation._patching import Patches
 
 from .package import _instruments
-from .wrappers import call_tool_wrapper, list_tools_wrapper
 
 
 def _session_class() -> Any:
@@ -29,6 +28,8 @@ class MCPInstrumentor(DeferredInstrumentor):
         return _instruments
 
     def _instrument_now(self, **kwargs: Any) -> None:
+        from .wrappers import call_tool_wrapper, list_tools_wrapper
+
         cls = _session_class()
         if cls is not None:
             self._patches.wrap(cls, "call_tool", call_tool_wrapper)

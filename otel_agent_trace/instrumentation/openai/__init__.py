@@ -12,7 +12,6 @@ from collections.abc import Collection
 from typing import Any
 
 from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
-from otel_agent_trace.instrumentation._genai.calls import async_wrapper, sync_wrapper
 from otel_agent_trace.instrumentation._patching import Patches
 from otel_agent_trace.instrumentation.openai.package import _instruments
 
@@ -42,6 +41,7 @@ class OpenAIInstrumentor(DeferredInstrumentor):  # type: ignore[misc]
     def _instrument_now(self, **kwargs: Any) -> None:
         import openai
 
+        from otel_agent_trace.instrumentation._genai.calls import async_wrapper, sync_wrapper
         from otel_agent_trace.instrumentation.openai.chat import ChatSpec
         from otel_agent_trace.instrumentation.openai.responses import ResponsesSpec
 

@@ -11,13 +11,14 @@ from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
 from otel_agent_trace.instrumentation._patching import Patches
 
 from .package import _instruments
-from .wrappers import FAILURE_HANDLER, FUNCTION, failure_handler_wrapper, invoke_wrapper
 
 # The function is defined in agents.tool and imported by name into the runner's module.
 _MODULES = ("agents.tool", "agents.run_internal.tool_execution", "agents._run_impl")
 
 
 def _owners() -> list[Any]:
+    from .wrappers import FUNCTION
+
     owners = []
     for name in _MODULES:
         try:
@@ -37,6 +38,8 @@ class OpenAIAgentsInstrumentor(DeferredInstrumentor):
         return _instruments
 
     def _instrument_now(self, **kwargs: Any) -> None:
+        from .wrappers import FAILURE_HANDLER, FUNCTION, failure_handler_wrapper, invoke_wrapper
+
         for module in _owners():
             self._patches.wrap(module, FUNCTION, invoke_wrapper)
             self._patches.wrap(module, FAILURE_HANDLER, failure_handler_wrapper)  # absent: skipped

@@ -10,7 +10,6 @@ from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
 from otel_agent_trace.instrumentation._patching import Patches
 
 from .package import _instruments
-from .wrappers import end_tool_call_span_wrapper, start_tool_call_span_wrapper, start_tool_telemetry_wrapper
 
 
 def _targets() -> list[tuple[Any, str, Any]]:
@@ -18,6 +17,12 @@ def _targets() -> list[tuple[Any, str, Any]]:
         from strands.telemetry.tracer import Tracer
     except ImportError:
         return []
+    from .wrappers import (
+        end_tool_call_span_wrapper,
+        start_tool_call_span_wrapper,
+        start_tool_telemetry_wrapper,
+    )
+
     patches: list[tuple[Any, str, Any]] = [
         (Tracer, "start_tool_call_span", start_tool_call_span_wrapper),
         (Tracer, "end_tool_call_span", end_tool_call_span_wrapper),
