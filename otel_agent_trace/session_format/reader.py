@@ -268,6 +268,7 @@ class SessionArchive:
 
     def __init__(self, path: Path, stream: IO[bytes]):
         self.path = path
+        self.size = os.fstat(stream.fileno()).st_size
         try:
             self.zip = zipfile.ZipFile(stream)
         except _ZIP_ERRORS as exc:
@@ -294,6 +295,10 @@ class SessionArchive:
             raise SessionFormatError(where, None, "encrypted ZIP member (not supported)")
         if info.compress_type not in _COMPRESSIONS:
             raise SessionFormatError(where, None, f"unsupported compression method {info.compress_type}")
+        if info.header_offset + info.compress_size > self.size:
+            raise SessionFormatError(
+                where, None, f"declares {info.compress_size} compressed bytes, more than the file holds"
+            )
         if info.file_size > cap:
             raise SessionFormatError(
                 where, None, f"member of {info.file_size} bytes, more than the {cap} read"

@@ -87,6 +87,12 @@ def build(directory: Path) -> dict[str, Path]:
     cases["events_bomb_no_newline"] = deflate_bomb(d / "bomb.zip", "events.jsonl", 2 << 30)
     cases["metadata_bomb"] = deflate_bomb(d / "meta-bomb.zip", "metadata.json", 512 << 20, b" ")
     cases["snapshots_bomb"] = deflate_bomb(d / "snap-bomb.zip", "snapshots.json", 512 << 20, b"[")
+    lying = deflate_bomb(d / "lying.zip", "events.jsonl", 256 << 20, b"b")
+    data = bytearray(lying.read_bytes())  # the central directory claims 2 GB of compressed data
+    central = data.find(b"PK\x01\x02")
+    struct.pack_into("<I", data, central + 20, 0x7FFF0000)
+    lying.write_bytes(bytes(data))
+    cases["lying_compressed_size"] = lying
     cases["newlines_zip"] = our_zip(d / "newlines.zip", b"\n" * (250 << 20))
     stored_line = b'{"id": "' + b"x" * (40 << 20) + b'"}'
     cases["long_line_stored_zip"] = our_zip(d / "long.zip", stored_line, compression=zipfile.ZIP_STORED)

@@ -23,6 +23,7 @@ EXPECTED = {
     "events_bomb_no_newline": r"bomb\.zip!events\.jsonl: inflates .* ZIP bomb",
     "metadata_bomb": r"meta-bomb\.zip!metadata\.json: (inflates|member of \d+ bytes, more than)",
     "snapshots_bomb": r"snap-bomb\.zip!snapshots\.json: (inflates|member of \d+ bytes, more than)",
+    "lying_compressed_size": r"lying\.zip!events\.jsonl: declares \d+ compressed bytes, more than the file",
     "newlines_zip": r"newlines\.zip!events\.jsonl: inflates",
     "long_line_stored_zip": r"long\.zip!events\.jsonl:1: line longer than",
     "long_line_jsonl": r"long\.jsonl:2: line longer than",
