@@ -135,3 +135,23 @@ def test_an_unpacked_zip_directory_loads_like_the_zip(tmp_path):
     a, b = load_session(path), load_session(unpacked)
     assert [e.data for e in a.events] == [e.data for e in b.events]
     assert a.snapshots == b.snapshots and a.metadata == b.metadata
+
+
+def test_dm_checkpoints_are_snapshots(tmp_path):
+    entries = dm_entries()
+    checkpoint = {
+        "id": f"{RUN_ID[:8]}-0099",
+        "parent_id": entries[4]["id"],
+        "timestamp": "2024-02-03T15:10:57+00:00",
+        "run_id": RUN_ID,
+        "event": "checkpoint",
+        "payload": {"messages": [{"role": "user", "content": "Fix retry.py and run tests"}], "step": 2},
+    }
+    path = tmp_path / "checkpointed.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in [*entries[:5], checkpoint, *entries[5:]]))
+    session = load_session(path)
+    (snapshot,) = session.snapshots
+    assert snapshot["snapshot_id"] == 1 and snapshot["agent_messages_count"] == 1
+    assert snapshot["events_since_last"] == 5
+    assert [e.type for e in session.get_events_until_snapshot(1)][-1] == "message"
+    assert session.get_snapshot(1) is snapshot
