@@ -58,14 +58,47 @@ def find_sessions(directory: Path, pattern: str | None = None, recursive: bool =
     return sorted(path for _, path in chosen.values())
 
 
-def _one(job: tuple[str, int]) -> dict[str, Any]:
+def _children(paths: list[Path]) -> dict[Path, list[Path]]:
+    """The child-process files of each JSONL session, each directory listed once (looking them
+    up session by session would list a directory of N sessions N times)."""
+    by_dir: dict[Path, dict[tuple[str, bool], list[Path]]] = {}
+    out: dict[Path, list[Path]] = {}
+    for path in paths:
+        suffix = _suffix(path.name)
+        if suffix not in (".jsonl", ".checkpoint.jsonl"):
+            continue
+        if path.parent not in by_dir:
+            found: dict[tuple[str, bool], list[Path]] = {}
+            try:
+                names = sorted(entry.name for entry in os.scandir(path.parent))
+            except OSError:
+                names = []
+            for name in names:
+                match = _CHILD.search(name)
+                if match:
+                    stem = name[: match.start()]
+                    found.setdefault((stem, bool(match.group(1))), []).append(path.parent / name)
+            by_dir[path.parent] = found
+        stem = path.name[: -len(suffix)]
+        out[path] = by_dir[path.parent].get((stem, suffix == ".checkpoint.jsonl"), [])
+    return out
+
+
+def _one(job: tuple[str, list[Path] | None, int]) -> dict[str, Any]:
     """Analyse one session in a worker process; errors become a row, never an exception."""
-    path, loop_threshold = job
+    path, children, loop_threshold = job
     try:
-        acc, issues = summarize(path)
-        return analyze(acc, issues, path=path, loop_threshold=loop_threshold)
+        acc, issues = summarize(path, children=children)
+        result = analyze(acc, issues, path=path, loop_threshold=loop_threshold)
     except (fmt.SessionFormatError, OSError) as exc:
         return {"path": path, "error": str(exc)}
+    for key in _NOT_AGGREGATED:  # less to send back; and no content leaves the worker
+        result.pop(key, None)
+    result["unfinished"]["spans"] = []
+    return result
+
+
+_NOT_AGGREGATED = ("slowest", "issues", "final_answer", "argv")
 
 
 def analyze_many(
@@ -75,9 +108,12 @@ def analyze_many(
     loop_threshold: int = LOOP_THRESHOLD,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Analyse ``paths`` with ``jobs`` processes (default: one per core), results in path order."""
+    """Analyse ``paths`` with ``jobs`` processes (default: one per core), results in path order:
+    each session's analysis without its content (final answer, command line, read issues,
+    slowest and unfinished span names), or ``{"path", "error"}``."""
     jobs = max(1, jobs or os.cpu_count() or 1)
-    work = [(str(path), loop_threshold) for path in paths]
+    children = _children(paths)
+    work = [(str(path), children.get(path), loop_threshold) for path in paths]
     results: list[dict[str, Any]] = []
 
     def collect(found: Iterator[dict[str, Any]]) -> None:
@@ -89,7 +125,7 @@ def analyze_many(
     if jobs == 1 or len(work) < 2:
         collect(map(_one, work))
     else:
-        chunk = max(1, min(16, len(work) // (jobs * 8)))
+        chunk = max(1, min(32, len(work) // (jobs * 4)))
         with ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
             collect(pool.map(_one, work, chunksize=chunk))
     return results

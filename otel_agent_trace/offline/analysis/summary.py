@@ -616,12 +616,19 @@ def session_paths(path: Path) -> list[Path]:
 
 
 def summarize(
-    path: str | os.PathLike[str], *, actions: bool = False, steps: int = 0, strict: bool = False
+    path: str | os.PathLike[str],
+    *,
+    actions: bool = False,
+    steps: int = 0,
+    strict: bool = False,
+    children: list[Path] | None = None,
 ) -> tuple[Accumulator, list[fmt.ReadIssue]]:
-    """Read a session (and its child files) in one streaming pass."""
+    """Read a session (and its child files) in one streaming pass. ``children``: the child
+    files when the caller knows them already (else they are looked up beside ``path``)."""
     acc = Accumulator(actions=actions, steps=steps)
     issues: list[fmt.ReadIssue] = []
-    for part in session_paths(Path(path)):
+    parts = session_paths(Path(path)) if children is None else [Path(path), *children]
+    for part in parts:
         acc.consume(fmt.iter_entries(part, None if strict else issues))
     if not acc.entries:
         raise fmt.SessionFormatError(path, None, "no session entries (an empty file)")
