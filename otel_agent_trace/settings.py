@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 TIER_TRACE = "trace"
 TIER_CHECKPOINT = "checkpoint"
@@ -156,29 +156,81 @@ def parse_capture_content(raw: str | None) -> str:
     )
 
 
-@dataclass(frozen=True)
-class Settings:
-    """Resolved settings. Build with :meth:`from_env`; tests use :func:`dataclasses.replace`."""
+_DEFAULTS: dict[str, Any] = {
+    "directory": Path("agent-sessions"),
+    "tiers": (TIER_TRACE,),
+    "fsync": False,
+    "flush_ms": 100,
+    "write_zip": True,
+    "auto_session": True,
+    "inherited_session_id": None,
+    "inherited_parent_span": None,
+    "inherited_parent_entries": (),  # (tier, entry id)
+    "preview_chars": 500,
+    "sys_events_per_span": 1000,
+    "system_layer": True,
+    "record": True,
+    "capture_content": CONTENT_NONE,
+    "redact_patterns": (),
+    "redact_allow": (),
+    "trace_path": None,
+    "checkpoint_path": None,
+}
 
-    directory: Path = Path("agent-sessions")
-    tiers: tuple[str, ...] = (TIER_TRACE,)
-    fsync: bool = False
-    flush_ms: int = 100
-    write_zip: bool = True
-    auto_session: bool = True
-    inherited_session_id: str | None = None
-    inherited_parent_span: str | None = None
-    inherited_parent_entries: tuple[tuple[str, str], ...] = ()  # (tier, entry id)
-    preview_chars: int = 500
-    sys_events_per_span: int = 1000
-    system_layer: bool = True
-    record: bool = True
-    capture_content: str = CONTENT_NONE
-    redact_patterns: tuple[str, ...] = ()
-    redact_allow: tuple[str, ...] = ()
-    trace_path: Path | None = None
-    checkpoint_path: Path | None = None
-    extra: dict[str, str] = field(default_factory=dict, compare=False)
+
+class Settings:
+    """Resolved settings, immutable. Build with :meth:`from_env` or by keyword; change a copy with
+    :meth:`with_`. (A plain class: a frozen dataclass of these fields costs ~3 ms to define, paid
+    at start-up by every Python child process of an agent.)"""
+
+    directory: Path
+    tiers: tuple[str, ...]
+    fsync: bool
+    flush_ms: int
+    write_zip: bool
+    auto_session: bool
+    inherited_session_id: str | None
+    inherited_parent_span: str | None
+    inherited_parent_entries: tuple[tuple[str, str], ...]
+    preview_chars: int
+    sys_events_per_span: int
+    system_layer: bool
+    record: bool
+    capture_content: str
+    redact_patterns: tuple[str, ...]
+    redact_allow: tuple[str, ...]
+    trace_path: Path | None
+    checkpoint_path: Path | None
+    extra: dict[str, str]  # not compared
+
+    __slots__ = (*_DEFAULTS, "extra")
+
+    def __init__(self, **values: Any):
+        unknown = set(values) - set(_DEFAULTS) - {"extra"}
+        if unknown:
+            raise TypeError(f"Settings got unexpected keyword arguments: {sorted(unknown)}")
+        for name, default in _DEFAULTS.items():
+            object.__setattr__(self, name, values.get(name, default))
+        object.__setattr__(self, "extra", dict(values.get("extra") or {}))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"Settings are immutable: use settings.with_({name}=...)")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("Settings are immutable")
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in _DEFAULTS)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Settings and self._values() == other._values()  # type: ignore[union-attr]
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in _DEFAULTS)
+        return f"Settings({shown})"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -206,9 +258,12 @@ class Settings:
             redact_allow=_list(env, ENV_REDACT_ALLOW),
         )
 
-    def with_(self, **changes) -> Settings:
+    def with_(self, **changes: Any) -> Settings:
         """A copy with some fields changed."""
-        return replace(self, **changes)
+        values = {name: getattr(self, name) for name in _DEFAULTS}
+        values["extra"] = self.extra
+        values.update(changes)
+        return Settings(**values)
 
     @property
     def content_on_spans(self) -> bool:

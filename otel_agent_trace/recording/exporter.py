@@ -17,9 +17,8 @@ from otel_agent_trace._internal import sink
 from otel_agent_trace._internal.guard import internal_error
 from otel_agent_trace.settings import Settings, get_settings
 
-from .lifecycle import auto_start, install_exit_handlers, stop_active
+from .lifecycle import active_recorder, auto_start, install_exit_handlers, stop_active
 from .processor import SessionSpanProcessor
-from .recorder import SessionRecorder
 
 
 class AgentSessionSpanExporter(SpanExporter):
@@ -33,8 +32,8 @@ class AgentSessionSpanExporter(SpanExporter):
             if sink.active() is None and self.settings.auto_session and self.settings.record:
                 install_exit_handlers()
                 auto_start()
-            rec = sink.active()
-            if not isinstance(rec, SessionRecorder):
+            rec = active_recorder()
+            if rec is None:
                 return SpanExportResult.SUCCESS
             for span in spans:
                 rec.on_span_start(span)

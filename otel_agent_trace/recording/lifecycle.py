@@ -6,13 +6,14 @@ from __future__ import annotations
 import atexit
 import os
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from otel_agent_trace._internal import sdk_compat, sink
 from otel_agent_trace._internal.guard import internal_error, logger, report_once
 from otel_agent_trace.settings import Settings
 
-from .recorder import SessionRecorder
+if TYPE_CHECKING:
+    from .recorder import SessionRecorder
 
 # --- the process's automatic session -------------------------------------------------------
 
@@ -20,10 +21,23 @@ _auto_lock = threading.Lock()
 _sigterm_installed = False
 
 
+def active_recorder() -> SessionRecorder | None:
+    """The active session's recorder, if any. (The recorder module is loaded only once a session
+    exists: every Python child process of an agent imports this module at start-up.)"""
+    rec = sink.active()
+    if rec is None:
+        return None
+    from .recorder import SessionRecorder
+
+    return rec if isinstance(rec, SessionRecorder) else None
+
+
 def start_session(settings: Settings | None = None, **kwargs: Any) -> SessionRecorder:
     """Stop the active session (if any) and start a new one."""
-    current = sink.active()
-    if isinstance(current, SessionRecorder):
+    from .recorder import SessionRecorder
+
+    current = active_recorder()
+    if current is not None:
         current.stop()
     recorder = SessionRecorder(settings, **kwargs).start()
     install_exit_handlers()
@@ -44,10 +58,8 @@ def auto_start() -> None:
 
 
 def stop_active() -> list[str]:
-    current = sink.active()
-    if isinstance(current, SessionRecorder):
-        return current.stop()
-    return []
+    current = active_recorder()
+    return current.stop() if current is not None else []
 
 
 def install_exit_handlers() -> None:
@@ -105,8 +117,8 @@ def _flush_forwarding() -> None:
 def _before_fork() -> None:
     """Write what is queued, so the span a forked child runs under has its entry in the file (the
     child's file hangs under it) and no lock of ours is held across the fork."""
-    rec = sink.active()
-    if isinstance(rec, SessionRecorder) and rec.active:
+    rec = active_recorder()
+    if rec is not None and rec.active:
         try:
             rec.flush()
         except Exception as exc:
@@ -117,8 +129,8 @@ def _after_fork_in_child() -> None:
     global _auto_lock
     _auto_lock = threading.Lock()
     _default_sigterm_in_child()
-    rec = sink.active()
-    if isinstance(rec, SessionRecorder) and rec.active:
+    rec = active_recorder()
+    if rec is not None and rec.active:
         try:
             rec._continue_in_forked_child()
         except Exception as exc:

@@ -12,12 +12,19 @@ from otel_agent_trace._internal import sdk_compat, sink
 from otel_agent_trace._internal.guard import internal_error
 from otel_agent_trace.settings import Settings, get_settings
 
-from .lifecycle import auto_start, install_exit_handlers, stop_active
-from .recorder import SessionRecorder
-
+from .lifecycle import active_recorder, auto_start, install_exit_handlers, stop_active
 
 # ``session.id`` on a span that is starting (~2 µs cheaper than ``set_attribute``).
 _tag = sdk_compat.set_attribute_fast
+
+
+class _NotLoaded:
+    """Stands for the recorder class until a session exists (the recorder module is not loaded at
+    start-up): no active recorder is ever of this type."""
+
+
+# The type of the active recorder, checked on every span; the real class once a session started.
+SessionRecorder: type = _NotLoaded
 
 
 class SessionSpanProcessor(SpanProcessor):
@@ -40,12 +47,15 @@ class SessionSpanProcessor(SpanProcessor):
             sink.set_autostart(auto_start)
             install_exit_handlers()
 
-    def _recorder(self) -> SessionRecorder | None:
-        rec = sink.active()
+    def _recorder(self) -> Any:
+        global SessionRecorder
+        rec = active_recorder()
         if rec is None and self._auto:
             auto_start()
-            rec = sink.active()
-        return rec if isinstance(rec, SessionRecorder) else None
+            rec = active_recorder()
+        if rec is not None:
+            SessionRecorder = type(rec)
+        return rec
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
         try:
@@ -62,7 +72,7 @@ class SessionSpanProcessor(SpanProcessor):
     def on_end(self, span: ReadableSpan) -> None:
         try:
             rec = sink._active
-            if type(rec) is SessionRecorder or isinstance(rec, SessionRecorder):
+            if type(rec) is SessionRecorder or active_recorder() is not None:
                 rec.on_span_end(span)
         except Exception as exc:
             internal_error("recording a span end", exc)
