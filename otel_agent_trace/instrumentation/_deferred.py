@@ -16,7 +16,7 @@ from typing import Any
 import wrapt
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
 
-from otel_agent_trace._internal.guard import internal_error
+from otel_agent_trace._internal.guard import internal_error, report_once
 from otel_agent_trace.instrumentation._patching import Patches
 
 
@@ -54,11 +54,29 @@ class DeferredInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         cls = type(self)
         if cls._applied:
             return
+        if self._outside_supported_range():
+            return
         try:
             self._instrument_now(**cls._kwargs)
             cls._applied = True
         except Exception as exc:  # never break the agent's import of its own library
             internal_error("instrumenting a library on import", exc)
+
+    def _outside_supported_range(self) -> bool:
+        """Checked when the library is imported (at start-up it would cost every process a metadata
+        read per library): a version outside ``instrumentation_dependencies()`` is left alone, with
+        one warning, rather than patched blindly."""
+        from opentelemetry.instrumentation.dependencies import get_dependency_conflicts
+
+        try:
+            conflict = get_dependency_conflicts(self.instrumentation_dependencies())
+        except Exception as exc:
+            internal_error("checking a library's version", exc)
+            return False
+        if conflict is None:
+            return False
+        report_once(f"unsupported:{type(self).__name__}", "otel-agent-trace: %s", conflict)
+        return True
 
     def _uninstrument(self, **kwargs: Any) -> None:
         cls = type(self)
