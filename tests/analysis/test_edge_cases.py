@@ -209,3 +209,42 @@ def test_long_session_in_bounded_memory(tmp_path):
     )
     assert peak_mb - int(baseline.stdout) / 1024 < 40, peak_mb  # the file is 60 MB
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss > 0
+
+
+def test_child_process_files_belong_to_their_session(tmp_path):
+    """``<session>.p<pid>.jsonl`` is read after its parent's file, by analyze and analyze-dir."""
+    from otel_agent_trace.offline.analysis import analyze_dir
+
+    sid = ROOT["session_id"]
+    agent = _span(
+        1, "invoke_agent a", "agent", end=False, attributes={"gen_ai.operation.name": "invoke_agent"}
+    )
+    end = {
+        "id": "abcd0000-0003",
+        "parent_id": "abcd0000-0000",
+        "type": "session.end",
+        "layer": "agent",
+        "ts": ROOT["ts"] + 9_000_000,
+        "duration_ns": 9_000_000,
+        "unfinished_spans": 0,
+    }
+    agent_end = _span(
+        2,
+        "invoke_agent a",
+        "agent",
+        span_id=agent["span_id"],
+        attributes={"gen_ai.operation.name": "invoke_agent"},
+    )
+    _write(tmp_path / f"{sid}.jsonl", [ROOT, agent, agent_end, end])
+    join = ROOT | {
+        "id": "beef0000-0000",
+        "type": "session.join",
+        "metadata": {"parent_span_id": agent["span_id"]},
+    }
+    child_end = end | {"id": "beef0000-0002", "parent_id": "beef0000-0000"}
+    _write(tmp_path / f"{sid}.p4242.jsonl", [join, _tool(7, "child_tool", {"x": 1}), child_end])
+    result = analyze_session(tmp_path / f"{sid}.jsonl")
+    assert result["files"] == 2 and result["latency"]["by_tool"]["child_tool"]["count"] == 1
+    assert result["status"] == "ok"
+    summary = analyze_dir(tmp_path)
+    assert summary["sessions"] == 1 and summary["tools"]["child_tool"]["calls"] == 1
