@@ -15,8 +15,7 @@ from typing import IO, Any
 import orjson
 
 from otel_agent_trace.offline import analysis
-
-from ._terminal import clean, fit, width
+from otel_agent_trace.offline.terminal import clean, fit, width
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -12,8 +12,7 @@ import sys
 from pathlib import Path
 
 from otel_agent_trace.offline import analysis
-
-from ._terminal import clean
+from otel_agent_trace.offline.terminal import clean
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -2,7 +2,7 @@
 (``analyze-dir --markdown``).
 
 Every value from a file is made safe first: control characters escaped
-(:func:`otel_agent_trace.cli._terminal.clean`), and the characters Markdown or HTML would
+(:func:`otel_agent_trace.offline.terminal.clean`), and the characters Markdown or HTML would
 interpret in a table cell (``|``, ``<``, ``>``, backticks, brackets) escaped, so a span name
 cannot inject markup or links. The directory summary holds identifiers, verdicts and counts
 only: no prompts, outputs, tool arguments, failure messages or final answers.
@@ -14,7 +14,7 @@ import re
 import time
 from typing import Any
 
-from otel_agent_trace.cli._terminal import clean, fit
+from otel_agent_trace.offline.terminal import clean, fit
 
 from .summary import Accumulator
 
