@@ -15,8 +15,7 @@ from typing import IO
 
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace.offline import export as ex
-
-from . import _terminal as term
+from otel_agent_trace.offline import terminal as term
 
 FORMATS = ("otlp-json", "jaeger-json")
 _SUFFIX = {"otlp-json": ".otlp.jsonl", "jaeger-json": ".jaeger.json"}

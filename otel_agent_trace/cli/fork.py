@@ -9,8 +9,7 @@ import sys
 from otel_agent_trace.offline.fork import fork_session
 from otel_agent_trace.offline.loader import load_session
 from otel_agent_trace.offline.replay import EntryNotFound
-
-from ._terminal import clean
+from otel_agent_trace.offline.terminal import clean
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -23,9 +23,8 @@ from typing import Any
 import orjson
 
 from otel_agent_trace import session_format as fmt
+from otel_agent_trace.offline import terminal as term
 from otel_agent_trace.settings import get_settings
-
-from . import _terminal as term
 
 HEAD_BYTES = 1 << 20  # the first line (session.start, with its metadata) must fit here
 TAIL_BYTES = 64 << 10  # where session.end is looked for

@@ -15,7 +15,8 @@ import stat
 import sys
 import time
 
-from . import _terminal as term
+from otel_agent_trace.offline import terminal as term
+
 from .listing import find_sessions, sessions_directory
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}

@@ -10,8 +10,7 @@ import sys
 from otel_agent_trace.offline.loader import load_session
 from otel_agent_trace.offline.replay import EntryNotFound, replay_events, replay_tools
 from otel_agent_trace.offline.replay.stepper import Stepper
-
-from ._terminal import clean, fit, width
+from otel_agent_trace.offline.terminal import clean, fit, width
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -17,8 +17,7 @@ from typing import Any
 from otel_agent_trace.offline.loader import load_session
 from otel_agent_trace.offline.replay import EntryNotFound
 from otel_agent_trace.offline.resume import ResumeError, resume_and_continue, resume_from_snapshot
-
-from ._terminal import clean, fit, width
+from otel_agent_trace.offline.terminal import clean, fit, width
 
 
 class _IntermixedParser(argparse.ArgumentParser):

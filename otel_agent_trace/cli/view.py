@@ -23,9 +23,8 @@ import orjson
 
 from otel_agent_trace import semconv as sc
 from otel_agent_trace import session_format as fmt
+from otel_agent_trace.offline import terminal as term
 from otel_agent_trace.offline.loader import iter_entries
-
-from . import _terminal as term
 
 # Lines held back while the span at their head has not ended; past it, the span is printed open.
 LOOKAHEAD = 500

@@ -1,4 +1,5 @@
-"""Text for a terminal from values read out of a file someone else may have written.
+"""Text for a terminal from values read out of a file someone else may have written (shared by
+the offline renderers and the CLI).
 
 Every value a command prints comes through :func:`clean`: control characters and escape sequences
 (OSC window titles, CSI screen clears, OSC 52 clipboard writes, …) are shown escaped, never sent

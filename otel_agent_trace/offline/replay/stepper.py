@@ -2,7 +2,7 @@
 jump to an entry, show an entry in full or the conversation as it stood there.
 
 Every value printed comes from a file someone else may have written, so it goes through
-:func:`otel_agent_trace.cli._terminal.clean` (no raw control characters reach the terminal).
+:func:`otel_agent_trace.offline.terminal.clean` (no raw control characters reach the terminal).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import orjson
 
 from otel_agent_trace import semconv
 from otel_agent_trace import session_format as fmt
-from otel_agent_trace.cli._terminal import clean, fit
+from otel_agent_trace.offline.terminal import clean, fit
 
 from .timeline import EntryNotFound, resolve_id
 
