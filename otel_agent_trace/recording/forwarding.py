@@ -3,8 +3,9 @@ and a backend that is down is counted and reported once, never raised.
 
 Every exporter our configurator sets up other than the session files (``otlp``, ``console``, …)
 is wrapped, so spans of any instrumentation, ours or a third party's, are redacted alike. Message
-content reaches spans only when ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` allows it
-(and is then redacted like everything else).
+text follows ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``: with it on, it is redacted
+like everything else; off (the default), message text a framework put on its own spans or events
+(the keys :mod:`.message_keys` names) leaves as its length and SHA-256 only.
 """
 
 from __future__ import annotations
@@ -22,33 +23,36 @@ from opentelemetry.trace import Link, Status
 
 from otel_agent_trace._internal.guard import logger, own_io, report_once
 from otel_agent_trace.redaction import Redactor, get_redactor
+from otel_agent_trace.settings import get_settings
 
 from . import quiet
+from .message_keys import without_text
 
 # Once the backend has been seen failing, exit waits at most this long for it (seconds).
 FAILING_EXIT_SECONDS = 2.0
 
 
 def redact_span(
-    span: ReadableSpan, redactor: Redactor, resources: dict[int, Any] | None = None
+    span: ReadableSpan,
+    redactor: Redactor,
+    resources: dict[int, Any] | None = None,
+    *,
+    keep_text: bool = False,
 ) -> ReadableSpan:
     """A copy of ``span`` with its name, attributes, events, links, status description and
-    resource attributes redacted (``resources`` caches redacted resources by identity)."""
+    resource attributes redacted (``resources`` caches redacted resources by identity). Without
+    ``keep_text`` (content capture off) message text in attributes and events is first reduced
+    to ``<content chars=N sha256=…>``."""
     attrs = span.attributes
+    if attrs and not keep_text:
+        attrs = without_text(attrs, as_text=True)
     return ReadableSpan(
         name=redactor.redact_text(span.name),
         context=span.context,
         parent=span.parent,
         resource=_redacted_resource(span.resource, redactor, resources),
         attributes=redactor.redact_attributes(attrs) if attrs else attrs,
-        events=[
-            Event(
-                redactor.redact_text(e.name),
-                redactor.redact(dict(e.attributes)) if e.attributes else e.attributes,
-                e.timestamp,
-            )
-            for e in span.events
-        ],
+        events=[_redacted_event(e, redactor, keep_text) for e in span.events],
         links=[
             Link(link.context, redactor.redact(dict(link.attributes))) if link.attributes else link
             for link in span.links
@@ -58,6 +62,15 @@ def redact_span(
         start_time=span.start_time,
         end_time=span.end_time,
         instrumentation_scope=span.instrumentation_scope,
+    )
+
+
+def _redacted_event(event: Event, redactor: Redactor, keep_text: bool) -> Event:
+    attrs = event.attributes
+    if attrs and not keep_text:
+        attrs = without_text(attrs, event.name, as_text=True)
+    return Event(
+        redactor.redact_text(event.name), redactor.redact(dict(attrs)) if attrs else attrs, event.timestamp
     )
 
 
@@ -89,9 +102,10 @@ class ShareableSpanExporter(SpanExporter):
     """Wraps any exporter: redacts each span, counts what was sent and what failed, notes when
     the backend was first seen failing, and tells the user once."""
 
-    def __init__(self, inner: SpanExporter, redactor: Redactor | None = None):
+    def __init__(self, inner: SpanExporter, redactor: Redactor | None = None, keep_text: bool | None = None):
         self.inner = inner
         self._redactor = redactor
+        self._keep_text = keep_text  # None: as OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT says
         self.failed_spans = 0
         self.exported_spans = 0
         self._lock = threading.Lock()
@@ -104,8 +118,11 @@ class ShareableSpanExporter(SpanExporter):
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         redactor = self._redactor or get_redactor()
+        keep_text = self._keep_text
         try:
-            shareable = [redact_span(s, redactor, self._resources) for s in spans]
+            if keep_text is None:
+                keep_text = get_settings().content_captured
+            shareable = [redact_span(s, redactor, self._resources, keep_text=keep_text) for s in spans]
         except Exception as exc:
             report_once("forward.redact", "otel-agent-trace: redaction failed, spans not forwarded: %r", exc)
             return SpanExportResult.FAILURE

@@ -530,7 +530,7 @@ class SessionRecorder:
             "span_id": span_hex,
         }
         if attributes:
-            fields["attributes"] = tier.policy.attributes(dict(attributes))
+            fields["attributes"] = tier.policy.attributes(dict(attributes), name)
         if tier is self.tiers[0]:  # counted once, however many tiers are written
             self.counts["events"] += 1
         return fields

@@ -1,7 +1,9 @@
 """What each fidelity tier keeps of the same recording, and where its files may live.
 
 * ``trace`` (shareable, the default): redacted; message text reduced to its length and SHA-256
-  unless content capture is on; tool arguments and results as bounded, redacted previews.
+  unless content capture is on, wherever it comes from (our capture, a framework's own span
+  attributes and events: :mod:`.message_keys`); a snapshot's system prompt always so; tool
+  arguments and results as bounded, redacted previews.
 * ``checkpoint`` (private): everything, unredacted (redaction would corrupt resumed context);
   files ``0600``, directories we create ``0700``.
 """
@@ -17,13 +19,18 @@ from otel_agent_trace import session_format as fmt
 from otel_agent_trace._internal.guard import report_once
 from otel_agent_trace.settings import TIER_CHECKPOINT, Settings
 
+from . import message_keys
+
 if TYPE_CHECKING:
     from otel_agent_trace.redaction import Redactor
 
 # Content keys that are conversation messages (stored once each as ``message`` entries).
 MESSAGE_KEYS = ("input_messages", "output_messages")
 # Content keys that are message-like text: reduced to chars + sha256 in the trace tier.
-TEXT_KEYS = frozenset({"system_instructions", "system_prompt", "last_query", "last_result"})
+TEXT_KEYS = message_keys.TEXT_CONTENT_KEYS
+# Content keys kept as chars + sha256 in the trace tier even with content capture on (a snapshot's
+# system prompt: repeated in every snapshot, and a host's may embed its machine's facts).
+HASH_ONLY_KEYS = frozenset({"system_prompt"})
 
 FILE_MODE = {"trace": 0o644, TIER_CHECKPOINT: 0o600}
 PRIVATE_DIR_MODE = 0o700
@@ -54,18 +61,42 @@ class TierPolicy:
         self._limit = settings.preview_chars
         self._keep_text = settings.content_captured
         if not self.full and redactor is not None:
-            self.span = redactor.redact_span  # type: ignore[method-assign]  # the hot path: no hop
+            if self._keep_text:
+                self.span = redactor.redact_span  # type: ignore[method-assign]  # the hot path: no hop
+            else:
+                self.span = self._span_without_text  # type: ignore[method-assign]
+                self._redact_span = redactor.redact_span
+
+    def _span_without_text(
+        self, name: str, attributes: dict[str, Any] | None
+    ) -> tuple[str, dict[str, Any] | None]:
+        """The trace tier's ``span`` without content capture: message text reduced, then redacted."""
+        if attributes:
+            is_text = message_keys.is_text_attribute
+            for key in attributes:  # the hot path: most spans have no message text
+                if is_text(key):
+                    attributes = message_keys.without_text(attributes)  # type: ignore[assignment]
+                    break
+        return self._redact_span(name, attributes)
 
     # Attributes and names -----------------------------------------------------------------
 
-    def attributes(self, attributes: dict[str, Any]) -> dict[str, Any]:
-        if self.full or self._redactor is None or not attributes:
+    def attributes(self, attributes: dict[str, Any], event: str | None = None) -> dict[str, Any]:
+        """Attributes (of an event named ``event``) as this tier keeps them."""
+        if self.full or not attributes:
+            return attributes
+        if not self._keep_text:
+            attributes = message_keys.without_text(attributes, event)  # type: ignore[assignment]
+        if self._redactor is None:
             return attributes
         return self._redactor.redact_attributes(attributes)
 
     def span(self, name: str, attributes: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None]:
         """A span's name and attributes as this tier shows them (``None`` for no attributes).
-        In a redacted tier the instance's ``span`` is the redactor's ``redact_span``."""
+        In a redacted tier the instance's ``span`` is the redactor's ``redact_span`` (after
+        :meth:`_span_without_text` when message text is not kept)."""
+        if attributes and not self.full and not self._keep_text:
+            attributes = message_keys.without_text(attributes)  # type: ignore[assignment]
         return name, attributes or None
 
     def text(self, value: str) -> str:
@@ -122,11 +153,11 @@ class TierPolicy:
         if self.full:
             return value
         if key in TEXT_KEYS:
-            if self._keep_text:
+            if self._keep_text and key not in HASH_ONLY_KEYS:
                 return self.value(value)
             if value is None:
                 return None
-            return {"chars": fmt.content_chars(value), "sha256": fmt.content_sha256(value)}
+            return message_keys.digest(value)
         return self.preview(value)
 
 
