@@ -5,6 +5,9 @@ live here as plain strings. Our own attributes use the ``agent_trace.`` / ``sess
 """
 
 # --- GenAI -------------------------------------------------------------------------------------
+# The instrumentation scope of every span we make (the tracer name).
+INSTRUMENTATION_SCOPE = "otel_agent_trace"
+
 GEN_AI_OPERATION_NAME = "gen_ai.operation.name"
 GEN_AI_PROVIDER_NAME = "gen_ai.provider.name"
 GEN_AI_REQUEST_MODEL = "gen_ai.request.model"

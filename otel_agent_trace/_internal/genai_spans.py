@@ -14,7 +14,7 @@ from otel_agent_trace._internal import sink
 from otel_agent_trace._version import __version__
 from otel_agent_trace.settings import get_settings
 
-SCOPE = "otel_agent_trace"
+SCOPE = semconv.INSTRUMENTATION_SCOPE
 
 
 def tracer() -> trace.Tracer:

@@ -26,7 +26,7 @@ from typing import Any
 import wrapt
 from opentelemetry import trace
 
-from otel_agent_trace._internal import genai_spans
+from otel_agent_trace import semconv
 from otel_agent_trace._internal.guard import internal_error, report_once
 from otel_agent_trace._version import __version__
 
@@ -133,7 +133,9 @@ class Patches:
     def start(self, tracer_provider: Any = None) -> None:
         """Switch on; spans from ``tracer_provider`` (``None``: the global provider)."""
         self._tracer = (
-            None if tracer_provider is None else tracer_provider.get_tracer(genai_spans.SCOPE, __version__)
+            None
+            if tracer_provider is None
+            else tracer_provider.get_tracer(semconv.INSTRUMENTATION_SCOPE, __version__)
         )
         self.on = True
 
@@ -141,7 +143,9 @@ class Patches:
         """This instrumentor's tracer (looked up once, not per call)."""
         found = self._tracer
         if found is None:
-            found = self._tracer = genai_spans.tracer()  # a proxy: follows the global provider
+            found = self._tracer = trace.get_tracer(
+                semconv.INSTRUMENTATION_SCOPE, __version__
+            )  # a proxy: follows the global provider
         return found
 
     # -- patching -------------------------------------------------------------------------------

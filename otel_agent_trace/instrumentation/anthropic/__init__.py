@@ -12,7 +12,6 @@ from typing import Any
 
 from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
 from otel_agent_trace.instrumentation._patching import Patches
-from otel_agent_trace.instrumentation.anthropic.package import _instruments
 
 
 class AnthropicInstrumentor(DeferredInstrumentor):  # type: ignore[misc]
@@ -23,6 +22,10 @@ class AnthropicInstrumentor(DeferredInstrumentor):  # type: ignore[misc]
     _patches = Patches("agent_trace_anthropic", step_over_peers=True)  # class-level: a singleton
 
     def instrumentation_dependencies(self) -> Collection[str]:
+        from otel_agent_trace.instrumentation.anthropic.package import (
+            _instruments,  # read when asked, not at start-up
+        )
+
         return _instruments
 
     def _instrument_now(self, **kwargs: Any) -> None:

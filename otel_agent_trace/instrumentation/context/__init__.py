@@ -18,13 +18,14 @@ from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
 
 from . import inherit, processes, threads
 from ._patches import PATCHES
-from .package import _instruments
 
 
 class ContextInstrumentor(BaseInstrumentor):
     """Context propagation across threads, executors and child processes."""
 
     def instrumentation_dependencies(self) -> Collection[str]:
+        from .package import _instruments  # read when asked, not at start-up
+
         return _instruments
 
     def _instrument(self, **kwargs: Any) -> None:

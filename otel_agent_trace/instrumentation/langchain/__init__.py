@@ -15,7 +15,6 @@ from typing import Any
 
 from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
 from otel_agent_trace.instrumentation._patching import Patches
-from otel_agent_trace.instrumentation.langchain.package import _instruments
 
 _CHAT = "langchain_core.language_models.chat_models"
 
@@ -28,6 +27,10 @@ class LangChainInstrumentor(DeferredInstrumentor):  # type: ignore[misc]
     _patches = Patches("agent_trace_langchain", step_over_peers=True)  # class-level: a singleton
 
     def instrumentation_dependencies(self) -> Collection[str]:
+        from otel_agent_trace.instrumentation.langchain.package import (
+            _instruments,  # read when asked, not at start-up
+        )
+
         return _instruments
 
     def _instrument_now(self, **kwargs: Any) -> None:

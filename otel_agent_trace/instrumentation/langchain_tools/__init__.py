@@ -11,14 +11,14 @@ from typing import Any
 from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
 from otel_agent_trace.instrumentation._patching import Patches
 
-from .package import _instruments
-
 
 class LangChainToolsInstrumentor(DeferredInstrumentor):
     library_module = "langchain_core"
     _patches = Patches("agent_trace_langchain_tools")
 
     def instrumentation_dependencies(self) -> Collection[str]:
+        from .package import _instruments  # read when asked, not at start-up
+
         return _instruments
 
     def _instrument_now(self, **kwargs: Any) -> None:

@@ -9,8 +9,6 @@ from typing import Any
 from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
 from otel_agent_trace.instrumentation._patching import Patches
 
-from .package import _instruments
-
 
 def _session_class() -> Any:
     try:
@@ -25,6 +23,8 @@ class MCPInstrumentor(DeferredInstrumentor):
     _patches = Patches("agent_trace_mcp")
 
     def instrumentation_dependencies(self) -> Collection[str]:
+        from .package import _instruments  # read when asked, not at start-up
+
         return _instruments
 
     def _instrument_now(self, **kwargs: Any) -> None:

@@ -13,7 +13,6 @@ from typing import Any
 
 from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
 from otel_agent_trace.instrumentation._patching import Patches
-from otel_agent_trace.instrumentation.openai.package import _instruments
 
 _TARGETS = (
     ("openai.resources.chat.completions", "Completions.create", "chat", False),
@@ -36,6 +35,10 @@ class OpenAIInstrumentor(DeferredInstrumentor):  # type: ignore[misc]
     _patches = Patches("agent_trace_openai", step_over_peers=True)  # class-level: a singleton
 
     def instrumentation_dependencies(self) -> Collection[str]:
+        from otel_agent_trace.instrumentation.openai.package import (
+            _instruments,  # read when asked, not at start-up
+        )
+
         return _instruments
 
     def _instrument_now(self, **kwargs: Any) -> None:

@@ -10,8 +10,6 @@ from typing import Any
 from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
 from otel_agent_trace.instrumentation._patching import Patches
 
-from .package import _instruments
-
 # The function is defined in agents.tool and imported by name into the runner's module.
 _MODULES = ("agents.tool", "agents.run_internal.tool_execution", "agents._run_impl")
 
@@ -35,6 +33,8 @@ class OpenAIAgentsInstrumentor(DeferredInstrumentor):
     _patches = Patches("agent_trace_openai_agents")
 
     def instrumentation_dependencies(self) -> Collection[str]:
+        from .package import _instruments  # read when asked, not at start-up
+
         return _instruments
 
     def _instrument_now(self, **kwargs: Any) -> None:

@@ -20,7 +20,6 @@ from typing import Any
 
 from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
 from otel_agent_trace.instrumentation._patching import Patches
-from otel_agent_trace.instrumentation.strands.package import _instruments
 
 _TRACER = "strands.telemetry.tracer"
 
@@ -33,6 +32,10 @@ class StrandsInstrumentor(DeferredInstrumentor):  # type: ignore[misc]
     _patches = Patches("agent_trace_strands", step_over_peers=True)  # class-level: a singleton
 
     def instrumentation_dependencies(self) -> Collection[str]:
+        from otel_agent_trace.instrumentation.strands.package import (
+            _instruments,  # read when asked, not at start-up
+        )
+
         return _instruments
 
     def _instrument_now(self, **kwargs: Any) -> None:

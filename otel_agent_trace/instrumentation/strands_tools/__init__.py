@@ -9,8 +9,6 @@ from typing import Any
 from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
 from otel_agent_trace.instrumentation._patching import Patches
 
-from .package import _instruments
-
 
 def _targets() -> list[tuple[Any, str, Any]]:
     try:
@@ -42,6 +40,8 @@ class StrandsToolsInstrumentor(DeferredInstrumentor):
     _patches = Patches("agent_trace_strands_tools")
 
     def instrumentation_dependencies(self) -> Collection[str]:
+        from .package import _instruments  # read when asked, not at start-up
+
         return _instruments
 
     def _instrument_now(self, **kwargs: Any) -> None:

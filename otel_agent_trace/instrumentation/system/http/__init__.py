@@ -17,7 +17,6 @@ from wrapt import register_post_import_hook
 from .. import sockets
 from . import _span
 from ._clients import CLIENTS
-from .package import _instruments
 
 
 def _wrap_client(module: Any) -> None:
@@ -31,6 +30,8 @@ def _wrap_client(module: Any) -> None:
 
 class HTTPInstrumentor(BaseInstrumentor):
     def instrumentation_dependencies(self) -> Collection[str]:
+        from .package import _instruments  # read when asked, not at start-up
+
         return _instruments
 
     def _instrument(self, **kwargs: Any) -> None:

@@ -9,11 +9,12 @@ from typing import Any
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
 
 from . import _hooks
-from .package import _instruments
 
 
 class ProcessesInstrumentor(BaseInstrumentor):
     def instrumentation_dependencies(self) -> Collection[str]:
+        from .package import _instruments  # read when asked, not at start-up
+
         return _instruments
 
     def _instrument(self, **kwargs: Any) -> None:
