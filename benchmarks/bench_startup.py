@@ -5,6 +5,12 @@ alternating in one process (the machine is shared and noisy: read the median rat
 Every child Python process of an agent run under ``opentelemetry-instrument`` pays this.
 
     python benchmarks/bench_startup.py --rounds 20          # venvs cached in ~/.cache/otel-agent-trace
+    python benchmarks/bench_startup.py --instructions       # + instructions under valgrind (exact)
+
+``--instructions`` counts the instructions of one start-up of a child Python process (what an
+agent's subprocesses run: ``python -c pass`` with the auto-instrumentation ``sitecustomize`` on
+``PYTHONPATH``, as ``opentelemetry-instrument`` leaves it) with ``valgrind --tool=callgrind``:
+the same count every run whatever else the machine does, so small changes are seen.
 """
 
 from __future__ import annotations
@@ -57,10 +63,36 @@ def _run(venv: Path, env: dict[str, str]) -> tuple[float, float]:
     return wall, cpu
 
 
+def _instructions(venv: Path, env: dict[str, str]) -> int:
+    site = next(
+        (venv / "lib").glob("python3*/site-packages/opentelemetry/instrumentation/auto_instrumentation")
+    )
+    out = CACHE / f"callgrind.{venv.name}"
+    subprocess.run(
+        [
+            "valgrind",
+            "--tool=callgrind",
+            f"--callgrind-out-file={out}",
+            str(venv / "bin" / "python"),
+            "-c",
+            "pass",
+        ],
+        check=True,
+        env=dict(env, PYTHONPATH=str(site), PYTHONHASHSEED="0"),
+        cwd=CACHE,
+        capture_output=True,
+    )
+    for line in out.read_text().splitlines():
+        if line.startswith("summary:"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no summary in {out}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--refresh", action="store_true", help="rebuild the virtualenvs")
+    parser.add_argument("--instructions", action="store_true", help="also count instructions (valgrind)")
     args = parser.parse_args()
     CACHE.mkdir(parents=True, exist_ok=True)
     distro = _venv("distro", ["opentelemetry-distro", "opentelemetry-exporter-otlp"], refresh=args.refresh)
@@ -85,6 +117,9 @@ def main() -> None:
     wall_ratio = statistics.median(p[1][0] / p[0][0] for p in pairs)
     cpu_ratio = statistics.median(p[1][1] / p[0][1] for p in pairs)
     print(f"{'ratio (median of pairs)':28} {wall_ratio:8.3f}x {cpu_ratio:8.3f}x")
+    if args.instructions:
+        d, o = _instructions(distro, env), _instructions(ours, env)
+        print(f"instructions, one child process: distro {d / 1e6:.1f} M, ours {o / 1e6:.1f} M: {o / d:.3f}x")
 
 
 if __name__ == "__main__":

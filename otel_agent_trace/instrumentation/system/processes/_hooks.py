@@ -21,7 +21,6 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
 from otel_agent_trace._internal import sink
-from otel_agent_trace._internal.genai_spans import record_error
 from otel_agent_trace._internal.guard import internal_error
 from otel_agent_trace.instrumentation._patching import Patches
 
@@ -119,7 +118,7 @@ def _popen_init(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict
         result = wrapped(*args, **kwargs)
     except Exception as exc:
         _tl.busy = False
-        record_error(span, exc)
+        _record_error(span, exc)
         span.end()
         raise
     finally:
@@ -182,7 +181,7 @@ def _system(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str
     try:
         status = wrapped(*args, **kwargs)
     except Exception as exc:
-        record_error(span, exc)
+        _record_error(span, exc)
         span.end()
         raise
     finally:
@@ -304,3 +303,11 @@ def uninstall() -> None:
 
     _audit.stop_listening(AUDIT_HANDLERS)
     PATCHES.stop()
+
+
+def _record_error(span: Any, exc: BaseException) -> None:
+    """A failed start of a child process on its span (the span helpers load on the first failure,
+    not at start-up)."""
+    from otel_agent_trace._internal.genai_spans import record_error
+
+    record_error(span, exc)
