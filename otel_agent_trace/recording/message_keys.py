@@ -8,7 +8,7 @@ to be shared, it is reduced to its length and SHA-256 (:func:`digest`).
 Sources covered: the GenAI semantic conventions (``gen_ai.input.messages`` …), Strands' own span
 events (``gen_ai.user.message`` … with ``content`` / ``message``), OpenInference (``input.value``,
 ``llm.input_messages.*``) and OpenLLMetry (``gen_ai.prompt.*``, ``gen_ai.completion.*``).
-The check is a set lookup per key (a prefix test only for keys of the indexed families).
+The check is a dict lookup per key (each key judged once, by a set lookup and a prefix test).
 """
 
 from __future__ import annotations
@@ -74,11 +74,27 @@ def is_text_attribute(key: str) -> bool:
     return False
 
 
+class _KeyMemo(dict):
+    """``is_text_attribute`` per key, remembered (bounded: indexed keys are many)."""
+
+    def __missing__(self, key: str) -> bool:
+        found = is_text_attribute(key)
+        if len(self) < 4096:
+            self[key] = found
+        return found
+
+
+_memo = _KeyMemo()
+# Whether any key of a mapping holds message text: ``any(map(is_text_key, attributes))`` runs in C
+# for keys seen before (the hot path of every span).
+is_text_key = _memo.__getitem__
+
+
 def text_keys(attributes: Mapping[str, Any], event: str | None = None) -> list[str]:
     """The keys of ``attributes`` (of a span, or of an event named ``event``) holding message text."""
     if event is not None and event in MESSAGE_EVENTS:
-        return [k for k in attributes if k in MESSAGE_EVENT_ATTRIBUTES or is_text_attribute(k)]
-    return [k for k in attributes if is_text_attribute(k)]
+        return [k for k in attributes if k in MESSAGE_EVENT_ATTRIBUTES or is_text_key(k)]
+    return [k for k in attributes if is_text_key(k)]
 
 
 def digest(value: Any) -> dict[str, Any]:

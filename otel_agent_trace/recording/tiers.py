@@ -71,12 +71,8 @@ class TierPolicy:
         self, name: str, attributes: dict[str, Any] | None
     ) -> tuple[str, dict[str, Any] | None]:
         """The trace tier's ``span`` without content capture: message text reduced, then redacted."""
-        if attributes:
-            is_text = message_keys.is_text_attribute
-            for key in attributes:  # the hot path: most spans have no message text
-                if is_text(key):
-                    attributes = message_keys.without_text(attributes)  # type: ignore[assignment]
-                    break
+        if attributes and any(map(message_keys.is_text_key, attributes)):  # most spans: no text
+            attributes = message_keys.without_text(attributes)  # type: ignore[assignment]
         return self._redact_span(name, attributes)
 
     # Attributes and names -----------------------------------------------------------------
