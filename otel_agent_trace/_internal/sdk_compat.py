@@ -1,4 +1,4 @@
-"""Every use of the OpenTelemetry SDK's private internals, in one place, each feature-detected.
+"""Every use of OpenTelemetry's private internals (SDK and API), in one place, each feature-detected.
 
 The SDK's public API is too slow or too narrow for a few hot or structural needs (a span's raw
 attribute dict, a provider's processors, the batch processor's queue, the configurator's
@@ -113,3 +113,25 @@ def span_clock(clock: Callable[[], int]) -> Iterator[None]:
         yield
     finally:
         sdk_trace.time_ns = previous  # type: ignore[assignment]
+
+
+# --- API: detaching a context token created elsewhere -------------------------------------
+# A scope held open across an async generator's ``yield`` is exited wherever the generator is
+# closed: another task, or the event loop's finalizer. The token then belongs to another context
+# and ``opentelemetry.context.detach`` logs an ERROR with a traceback (openllmetry #3061). Nothing
+# is left to restore in that case (the context the token came from has moved on), so we skip it.
+
+
+def detach_quietly(token: Any) -> bool:
+    """Detach ``token``; ``False`` (and no log) when it was created in another context."""
+    from opentelemetry import context as otel_context
+
+    runtime = getattr(otel_context, "_RUNTIME_CONTEXT", None)
+    try:
+        if runtime is not None:
+            runtime.detach(token)
+        else:  # pragma: no cover - an API without the runtime context object
+            otel_context.detach(token)
+        return True
+    except Exception:
+        return False

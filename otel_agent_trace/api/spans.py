@@ -17,8 +17,8 @@ from opentelemetry import trace
 from opentelemetry.trace import Span
 
 from otel_agent_trace._internal import genai_spans as gs
-from otel_agent_trace._internal.ctx import detach_quietly
 from otel_agent_trace._internal.guard import never_raise
+from otel_agent_trace._internal.sdk_compat import detach_quietly
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -24,7 +24,6 @@ CAPTURE = (
     "otel_agent_trace.api",
     # _internal.guard (never raise, report once) is shared by every layer; the rest is capture's.
     "otel_agent_trace._internal.sink",
-    "otel_agent_trace._internal.ctx",
     "otel_agent_trace._internal.genai_spans",
     "otel_agent_trace._internal.sdk_compat",
     "otel_agent_trace.distro",

@@ -18,8 +18,8 @@ from opentelemetry.trace import Span
 
 from otel_agent_trace import semconv
 from otel_agent_trace._internal import genai_spans as gs
-from otel_agent_trace._internal.ctx import detach_quietly
 from otel_agent_trace._internal.guard import never_raise
+from otel_agent_trace._internal.sdk_compat import detach_quietly
 
 Outcome = Callable[[Any], tuple[Any, "str | None"]]
 
