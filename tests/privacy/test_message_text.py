@@ -16,8 +16,13 @@ from pathlib import Path
 
 import orjson
 import pytest
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+import otel_agent_trace as oat
 from otel_agent_trace import session_format as fmt
+from otel_agent_trace.recording.forwarding import ShareableSpanExporter
+from otel_agent_trace.redaction import Redactor
+from otel_agent_trace.settings import CONTENT_SPAN_AND_EVENT, Settings
 from tests.e2e.helpers import run_instrumented
 from tests.fakes.llm_server import FakeLLMServer
 
@@ -190,3 +195,38 @@ def test_no_message_text_in_the_shareable_tier_or_the_otlp_stream(tmp_path, llm,
     assert missing(received) == list(phrases), "message text reached the OTLP receiver"
     if mode in ("strands", "sdk"):  # the framework's own message text, as the receiver got it
         assert "<content chars=" in received
+
+
+def test_with_content_capture_on_text_is_kept_redacted_but_snapshot_system_prompt_is_hashed(
+    provider, session_dir, memory_exporter
+):
+    """Content capture on: framework message text stays in the trace tier and the OTLP stream,
+    redacted; a snapshot's system prompt stays length + SHA-256 in the trace tier all the same."""
+    prompt, system = "planted-prompt-" + secrets.token_hex(8), "planted-system-" + secrets.token_hex(8)
+    secret = "sk-proj-" + secrets.token_hex(20)
+    said = f"{prompt} with the key {secret}"
+    settings = Settings(
+        directory=session_dir, tiers=("trace", "checkpoint"), capture_content=CONTENT_SPAN_AND_EVENT
+    )
+    tracer = provider.get_tracer("message-text-test")
+    with oat.session("capture-on", directory=session_dir, settings=settings) as session:
+        with tracer.start_as_current_span("chat", attributes={"input.value": said}) as span:
+            span.add_event("gen_ai.user.message", {"content": said})
+            oat.snapshot("turn", messages=[{"role": "user", "content": prompt}], system_prompt=system)
+        trace_file, checkpoint_file = sorted(session.files, key=lambda p: "checkpoint" in p.name)
+    trace_text = jsonl_text(trace_file)
+    assert prompt in trace_text and secret not in trace_text  # kept, redacted
+    assert system not in trace_text
+    entries = [orjson.loads(line) for line in trace_file.read_bytes().splitlines()]
+    (snap,) = [e for e in entries if e["type"] == fmt.SNAPSHOT]
+    assert set(snap["system_prompt"]) == {"chars", "sha256"}
+    assert system in jsonl_text(checkpoint_file)
+
+    (finished,) = [s for s in memory_exporter.get_finished_spans() if s.name == "chat"]
+    for keep_text in (True, False):
+        inner = InMemorySpanExporter()
+        ShareableSpanExporter(inner, Redactor(env={}), keep_text=keep_text).export([finished])
+        (out,) = inner.get_finished_spans()
+        sent = orjson.dumps([dict(out.attributes), [dict(e.attributes) for e in out.events]]).decode()
+        assert (prompt in sent) is keep_text and secret not in sent
+        assert ("<content chars=" in sent) is not keep_text
