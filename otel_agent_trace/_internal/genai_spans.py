@@ -147,5 +147,8 @@ def record_error(span: Span, exc: BaseException) -> None:
     span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"[:1000]))
 
 
-def start_span(name: str, attributes: dict[str, Any], kind: SpanKind = SpanKind.INTERNAL) -> Span:
-    return tracer().start_span(name, kind=kind, attributes=attributes)
+def start_span(
+    name: str, attributes: dict[str, Any], kind: SpanKind = SpanKind.INTERNAL, tracer_: Any = None
+) -> Span:
+    """A span from ``tracer_`` (an instrumentor's own), else from the global provider."""
+    return (tracer_ or tracer()).start_span(name, kind=kind, attributes=attributes)

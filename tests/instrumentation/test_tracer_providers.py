@@ -69,3 +69,26 @@ def test_a_system_instrumentor_uses_its_provider_too(processes_instrumentor, rec
         subprocess.run(["true"])
     assert names(given_spans) == ["process true"]
     assert "process true" not in names(memory_exporter)
+
+
+def test_a_tool_instrumentor_uses_its_provider_too(provider, recording, memory_exporter):
+    from langchain_core.tools import tool
+
+    from otel_agent_trace.instrumentation.langchain_tools import LangChainToolsInstrumentor
+
+    @tool
+    def shout(text: str) -> str:
+        """Shout."""
+        return text.upper()
+
+    instrumentor = LangChainToolsInstrumentor()
+    instrumentor.uninstrument()
+    given, given_spans = provider_with_memory()
+    instrumentor.instrument(tracer_provider=given)
+    try:
+        assert shout.invoke({"text": "hi"}) == "HI"
+    finally:
+        instrumentor.uninstrument()
+        instrumentor.instrument()
+    assert names(given_spans) == ["execute_tool shout"]
+    assert "execute_tool shout" not in names(memory_exporter)

@@ -124,8 +124,10 @@ def start_tool_call(
     import_path: str | None = None,
     arguments: Any = None,
     attributes: dict[str, Any] | None = None,
+    tracer: Any = None,
 ) -> ToolCall | None:
-    """Start the span of one tool call, or join the enclosing span of the same tool.
+    """Start the span of one tool call (from ``tracer``: the calling instrumentor's), or join the
+    enclosing span of the same tool.
 
     Returns ``None`` when instrumentation is suppressed (the caller then just calls the tool).
     """
@@ -141,6 +143,6 @@ def start_tool_call(
         have = getattr(existing, "attributes", None) or {}
         existing.set_attributes({k: v for k, v in attrs.items() if k not in have})
         return ToolCall(existing, owned=False)
-    span = gs.start_span(gs.tool_span_name(name), attrs)
+    span = gs.start_span(gs.tool_span_name(name), attrs, tracer_=tracer)
     gs.record_tool_io(span, arguments=arguments, has_arguments=True)
     return ToolCall(span, owned=True)

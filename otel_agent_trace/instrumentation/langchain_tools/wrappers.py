@@ -49,6 +49,7 @@ def _arguments(tool: Any, tool_input: Any) -> Any:
 def _start(tool: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> ToolCall | None:
     return start_tool_call(
         str(getattr(tool, "name", None) or type(tool).__name__),
+        tracer=_tracer(),
         call_id=kwargs.get("tool_call_id"),
         description=getattr(tool, "description", None),
         import_path=tool_import_path(tool),
@@ -79,3 +80,10 @@ async def arun_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> A
     if call is None:
         return await wrapped(*args, **kwargs)
     return await call.arun(wrapped, args, kwargs, _result_and_error)
+
+
+def _tracer() -> Any:
+    """The tracer of the instrumentor that made these wrappers (its own ``tracer_provider``)."""
+    from . import LangChainToolsInstrumentor
+
+    return LangChainToolsInstrumentor._patches.tracer()

@@ -33,6 +33,7 @@ def _start(session: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> ToolC
     offered = getattr(session, _CACHE, None) or {}
     return start_tool_call(
         name,
+        tracer=_tracer(),
         tool_type="extension",
         description=offered.get(name),
         arguments=arguments,
@@ -76,3 +77,10 @@ async def list_tools_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any
     result = await wrapped(*args, **kwargs)
     _remember(instance, result)
     return result
+
+
+def _tracer() -> Any:
+    """The tracer of the instrumentor that made these wrappers (its own ``tracer_provider``)."""
+    from . import MCPInstrumentor
+
+    return MCPInstrumentor._patches.tracer()

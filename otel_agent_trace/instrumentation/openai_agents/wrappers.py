@@ -45,6 +45,7 @@ def _start(kwargs: dict[str, Any]) -> ToolCall | None:
         return None
     return start_tool_call(
         str(getattr(tool, "name", "tool")),
+        tracer=_tracer(),
         call_id=getattr(ctx, "tool_call_id", None),
         description=getattr(tool, "description", None),
         import_path=_callable_path(tool),
@@ -79,3 +80,10 @@ def _record_handled(kwargs: dict[str, Any]) -> None:
 async def failure_handler_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
     _record_handled(kwargs)
     return await wrapped(*args, **kwargs)
+
+
+def _tracer() -> Any:
+    """The tracer of the instrumentor that made these wrappers (its own ``tracer_provider``)."""
+    from . import OpenAIAgentsInstrumentor
+
+    return OpenAIAgentsInstrumentor._patches.tracer()
