@@ -40,6 +40,7 @@ import bisect
 import os
 import re
 import threading
+import urllib.parse
 from collections.abc import Iterable, Mapping
 from operator import is_
 from typing import Any
@@ -201,6 +202,9 @@ TOKEN_PATTERNS: tuple[tuple[str, str], ...] = (
     (
         "private_key",
         r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----"
+        # key material on the next line (also escaped: \n), or nothing yet (a cut preview); not
+        # the marker alone, as code that reads a key holds it (b"-----BEGIN … PRIVATE KEY-----")
+        r"(?=[ \t]*(?:\r?\n|(?:\\r)?\\n)[ \t]*[A-Za-z0-9+/=]|\s*\Z)"
         r"(?:[\s\S]*?-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----|[\s\S]*)",
     ),
     ("anthropic_key", r"(?<![\w-])sk-ant-[A-Za-z0-9_\-]{8,}"),
@@ -239,7 +243,7 @@ _KEY_NEEDLES += ("sess", "bearer", "otp")
 # Bearer tokens: all base64 / base64url characters.
 _BEARER = r"(?P<bearer>(?P<bearer_p>(?<![A-Za-z])(?i:bearer)[ \t]+)[A-Za-z0-9+/=._\-~]{8,})"
 # scheme://user:pass@host
-_USERINFO = r"(?P<userinfo>(?<=://)[^\s/?#@<>\"'\\]+@)"
+_USERINFO = r"(?P<userinfo>(?<=://)[\w\-.~%!$&()*+,;=:]+@)"  # the characters RFC 3986 allows
 # Key-based rules, all within one line; each alternative is one named group (see ``lastgroup``).
 _STRUCTURAL = (
     # "key": "value" (JSON, also once-escaped \"key\": \"value\") and 'key': 'value' (Python).
@@ -254,7 +258,8 @@ _STRUCTURAL = (
     + r"(?P<kva_k>[A-Za-z_][\w.\-]{0,63})(?P<kva_q>[\"']?)"
     r"(?P<kva_s>[ \t]*[:=][ \t]*)"
     r"(?P<kva_v>(?<=ookie:)[ \t]*[^\s<>\"'][^\r\n<>\"']*|(?<=ookie: )[^\s<>\"'][^\r\n<>\"']*"
-    r"|(?:(?i:bearer|basic|token|digest)[ \t]+)?(?:\"[^\"\n<>]+\"|'[^'\n<>]+'|[^\s\"'<>&,;)\]}]+)))",
+    r"|(?:(?i:bearer|basic|token|digest)[ \t]+)?(?:\\{1,3}\"[^\"\\\n<>]+\\{1,3}\"|\\{1,3}'[^'\\\n<>]+\\{1,3}'"
+    r"|\"[^\"\n<>]+\"|'[^'\n<>]+'|[^\s\"'<>&,;)\]}]+)))",
 )
 _HOME_TAIL = r"(?=$|[/\s\"'`:;,)\]}>])"
 _BEARER_RE = re.compile(_BEARER)
@@ -978,7 +983,9 @@ class Redactor:
 
     def _token(self, m: re.Match[str], kind: str) -> str:
         found = m.group(0)
-        return found if found in self._allow else marker(kind)
+        if found in self._allow or (kind == "openai_key" and _OPENSSH_NAME.fullmatch(found)):
+            return found
+        return marker(kind)
 
     def _replace_user(self, m: re.Match[str], kind: str) -> str:
         found = m.group(0)
@@ -995,11 +1002,17 @@ class Redactor:
             return marker("env:" + self._env_names.get(found, "secret"))
         if group == "home":
             return "~"
-        if group == "bearer":
+        if group == "bearer":  # but words: "the Bearer credential", "jwt-bearer exchange"
             token = found[len(m.group("bearer_p")) :]
-            return found if token in self._allow else m.group("bearer_p") + marker("bearer")
+            if token in self._allow or _reads_as_words(token):
+                return found
+            return m.group("bearer_p") + marker("bearer")
         if group == "userinfo":
-            return found if found[:-1] in self._allow else marker("userinfo") + "@"
+            return (
+                found
+                if found[:-1] in self._allow or not _userinfo_secret(found[:-1])
+                else (marker("userinfo") + "@")
+            )
         if group == "kv":
             return self._keyed(m, "kv_k", "kv_v", quoted=False)
         if group == "cli":
@@ -1017,6 +1030,8 @@ class Redactor:
         end = m.end(value_group) - m.start()
         found = m.group(0)
         name = key.lstrip("-")
+        if m.start() > 0 and m.string[m.start() - 1] == "\\" and not is_secret_key(name):
+            name = _unescaped(name)  # "…\\npassword = \\"…\\"" in JSON: the key is password
         if self._hidden_re.search(found, 0, start):  # a secret in the key itself
             head = self._text(found[:start])
             found, start, end = head + found[start:], len(head), len(head) + (end - start)
@@ -1025,16 +1040,284 @@ class Redactor:
             name.lower() == "key" and m.start() > 0 and m.string[m.start() - 1] in "?&;"
         )
         inner = value
-        quote = ""
+        lead = trail = ""
         if quoted and len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-            quote, inner = value[0], value[1:-1]
+            lead, inner, trail = value[0], value[1:-1], value[0]
+        elif quoted and value.startswith("\\"):  # \"value\" (in escaped text: JSON)
+            escaped = _ESCAPED_LITERAL.fullmatch(value)
+            if escaped is not None:
+                lead, inner, trail = escaped.groups()
         if secret and inner and not is_marker(inner) and inner not in self._allow:
             if _SCHEME_ONLY.fullmatch(inner):  # "Authorization: Bearer" alone: nothing to hide
                 return found
-            return found[:start] + quote + self._key_marker(name) + quote + found[end:]
+            if not _holds_secret(m, key_group, name, inner, lead[-1:] or m.group(0)[start - 1 : start]):
+                return found[:start] + self._text(value) + found[end:]  # code, not a secret
+            return found[:start] + lead + self._key_marker(name) + trail + found[end:]
         return found[:start] + self._text(value) + found[end:]
 
 
+# --- values under secret-looking keys that are code, not secrets ---------------------------------
+#
+# Coding agents read and write source code, where ``api_key = os.getenv("API_KEY")``,
+# ``password=password,`` and ``auth: BasicAuth | None = None`` are everywhere. A value under a
+# secret-looking key in text is kept when it cannot be a credential: code (a call, a subscript,
+# an attribute, a name, a comparison, a literal being opened), a placeholder (``%s``, ``{token}``,
+# ``$TOKEN``, ``...``, ``****``, ``REDACTED``), or, quoted or not, a path, a URL, an environment
+# variable's name, a number under a key that is not a password's, text under 6 characters (as for
+# environment values) or words (``your-api-key``, ``refresh_token``, ``BasicAuth``, ``letmein``):
+# a credential holds a digit, a symbol, or mixed case that is not camel case. Where the text is
+# not code (a URL query, an environment file or ``export``, an HTTP header, a cookie, a
+# command-line flag) only placeholders are kept, and in a header a word of one case. Structured
+# values (a dict's value under a secret-looking key) are always replaced.
+
+_PLACEHOLDER = re.compile(
+    r"%(?:\([\w.]*\))?[-#0 +]*\d*(?:\.\d+)?[sdrifxa]|\{[\w!:.\[\]]*\}|\$\{|\$\(|\$[A-Z_][A-Z0-9_]*\b"
+    r"|%[A-Z_][A-Z0-9_]*%|\.\.\.|\u2026|<[A-Za-z_][\w .\-]*>|^[{\[(]"
+    r"|^(?i:redacted|x{3,}|placeholder|your[-_ ][\w\- ]*)$"
+)
+_CONSTANTS = frozenset({"true", "false", "null", "none", "nil", "undefined", "yes", "no", "on", "off"})
+_NOT_A_CREDENTIAL = re.compile(
+    r"(?:\.{0,2}/|~/)\S*"  # a path
+    r"|[A-Za-z][A-Za-z0-9+.\-]*://\S*"  # a URL (its user-info and query are checked on their own)
+    r"|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"  # an environment variable's name: AWS_SECRET_ACCESS_KEY
+    r"|(?:(?:bold|italic|underline|no\w+|bg:|border:) ?)*#[0-9A-Fa-f]{3,8}(?: [\w: #]*)?"  # a colour
+    r"|\*{1,2}[A-Za-z_]\w*"  # *args, **kwargs
+)
+_NUMBER = re.compile(r"[-+]?\d[\d_]*(?:\.\d+)?")
+_CALL_OR_ITEM = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*[(\[]")
+_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_LETTERS_DIGITS = re.compile(r"_*([A-Za-z]+)(\d{1,3})_*")
+_OPERAND = re.compile(r"\d+|[A-Za-z_][\w.]*(?:\([A-Za-z_][\w.]*)?\(?")
+_MODULE_NAME = re.compile(r"_*[A-Za-z]+\d{1,5}")
+_OPERATOR = re.compile(r"[*+/%]")
+_ESCAPE = re.compile(r"\\[ntr\"'\\]")
+_PIECE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_VOWELS = frozenset("aeiouyAEIOUY")
+# Short words without a vowel that programmers write (SecretStr, AuthCtx, HttpCfg).
+_ABBREVIATIONS = frozenset(
+    "str ctx cls fn msg cfg req src dst cmd pkg mgr ptr tmp db http xml rpc grpc tls ssl jwt sdk pwd crt"  # noqa: SIM905
+    " kms sts sso std sql css html rgb mfa dns tcp udp mcp pss rsa dsa md sha hmac pb ws kv vm js".split()
+)
+# Words that follow a flag in prose about it ("the --password option"), not its value.
+_PROSE_AFTER_FLAG = frozenset(
+    "option options flag flags argument arguments parameter parameters and or is are was to instead"  # noqa: SIM905
+    " can must should will if when with without for of in on the a an".split()
+)
+_WORD_SEPARATORS = re.compile(r"[-.~:/ ',]+")
+_COOKIE_PAIR = re.compile(r"[\w.\-]+=[^\s;,]")
+_SCHEME_PREFIX = re.compile(r"(?i:bearer|basic|token|digest)[ \t]+")
+
+
+def _name_pieces(word: str) -> tuple[int, int] | None:
+    """(word pieces of 3+ letters, digits) of an identifier that reads as a programmer's name
+    (``api_key``, ``AWS_ACCESS_KEY_ID``, ``BasicAuth``, ``AWSAccessKeyId``, ``SecretStr``), or
+    ``None`` for one that reads as a random string (``cliXkQpZrTbWmN``, ``aB3kZ9``): its camel-case
+    pieces each hold a vowel (but common abbreviations; an acronym: up to 5 capitals), are about
+    3 characters or more on average, and a single lower-case letter is not one of them."""
+    words = digits = 0
+    for chunk in word.split("_"):
+        if not chunk:
+            continue
+        tail = _LETTERS_DIGITS.fullmatch(chunk)
+        if tail is not None:  # p50, s3, sha256: letters and a short number
+            chunk = tail.group(1)
+            digits += len(tail.group(2))
+        if chunk.isalpha() and (chunk.islower() or chunk.isupper()):
+            if len(chunk) > 40:  # no word is that long
+                return None
+            words += len(chunk) >= 3
+            continue
+        pieces = _PIECE.findall(chunk)
+        if len(pieces) > 1 + len(chunk) // 3:
+            return None
+        for piece in pieces:
+            if piece.isdigit():
+                digits += len(piece)
+            elif piece.isupper():
+                if len(piece) > 5:
+                    return None
+                words += len(piece) >= 3
+            elif len(piece) == 1:
+                if len(pieces) > 1:
+                    return None
+            elif _VOWELS.isdisjoint(piece) and piece.lower() not in _ABBREVIATIONS:
+                return None
+            else:
+                words += len(piece) >= 3
+    return words, digits
+
+
+def _is_name(word: str) -> bool:
+    """Whether an identifier reads as a name in code, not as a credential (``hunter2``,
+    ``s3cr3t``, a random string): words, with digits only beside two words or more
+    (``sha256WithRSAEncryption``) or as a short tail of a ``_``-separated part (``x509_cert``)."""
+    if not word.isascii() or len(word) > 100:
+        return False
+    found = _name_pieces(word)
+    if found is None:
+        return False
+    words, digits = found
+    if not digits:
+        return True
+    if words >= 2 and digits * 2 <= len(word) - digits:
+        return True
+    return "_" in word.strip("_")
+
+
+def _reads_as_words(text: str) -> bool:
+    """Names joined by ``-``, ``.``, ``:``, ``/``, ``~``, ``'``, ``,`` or spaces (``your-api-key``,
+    ``urn:ietf:params:oauth:grant-type:jwt-bearer``, ``UTF-8-SIG``, ``a secret``), not a token;
+    digits only beside two words or more (``zz-plain-1`` is a credential)."""
+    parts = [p for p in _WORD_SEPARATORS.split(text) if p]
+    if not parts:
+        return False
+    words = 0
+    with_digits = False
+    for part in parts:
+        if part.isdigit():
+            with_digits = True
+            continue
+        if _IDENTIFIER.fullmatch(part) is None or not part.isascii():
+            return False
+        tail = _LETTERS_DIGITS.fullmatch(part)
+        if tail is not None:
+            with_digits = True
+            part = tail.group(1)
+        if not _is_name(part):
+            return False
+        words += len(part) >= 3
+    return not with_digits or words >= 2
+
+
+def _code_value(value: str, numeric: bool) -> bool:
+    """Whether a value in code or prose (not quoted) cannot be a secret."""
+    if not value or value[0] in "=:([{`*!":
+        return True  # a comparison or walrus (==, :=), a call, a literal opened, markup
+    if value.startswith(('f"', "f'", 'r"', "r'", 'b"', "b'", 'rf"', "rf'")):
+        return True  # a string prefix: the string follows, checked on its own
+    value = _ESCAPE.split(value, 1)[0]  # text escaped in JSON: the value ends at \n or \"
+    if not value or len(value) < MIN_SECRET_VALUE or value.lower() in _CONSTANTS:
+        return True
+    return _names_code(value, numeric)
+
+
+def _names_code(value: str, numeric: bool) -> bool:
+    """Whether ``value`` is a call, a subscript, an attribute, a name, an expression of them, a
+    number under a key that is not a password's, or words."""
+    if _CALL_OR_ITEM.match(value) is not None:
+        return True  # os.getenv(…, os.environ[…, getattr(…
+    if _DOTTED_NAME.fullmatch(value):  # self._auth_token, Keyword.Type, httpx2.Auth, ed25519.X
+        return all(_MODULE_NAME.fullmatch(p) or _is_name(p) for p in value.split("."))
+    if _IDENTIFIER.fullmatch(value):  # api_key, None, BasicAuth
+        return _is_name(value)
+    if _NUMBER.fullmatch(value):
+        return not numeric  # token_count = 0, but password = 1234
+    operands = _OPERATOR.split(value)
+    if len(operands) > 1 and all(_OPERAND.fullmatch(p) for p in operands):  # 1*tchar, a+len(
+        return all(p.isdigit() or all(_names_code(n, numeric) for n in p.split("(") if n) for p in operands)
+    return _reads_as_words(value)
+
+
+def _literal_value(value: str, numeric: bool) -> bool:
+    """Whether a quoted literal cannot be a credential."""
+    if len(value) < MIN_SECRET_VALUE or value.lower() in _CONSTANTS or _NOT_A_CREDENTIAL.fullmatch(value):
+        return True
+    return _names_code(value, numeric)
+
+
+def _holds_secret(m: re.Match[str], key_group: str, name: str, inner: str, quote: str) -> bool:
+    """Whether the value ``inner`` (unquoted) under the secret-looking key ``name`` of the key
+    rule match ``m`` is a secret (see the comment above)."""
+    if _PLACEHOLDER.search(inner):
+        return False  # "…", "****", "%s", "{token}", "$TOKEN", "<your key>"
+    inner = inner.rstrip("`.,;:!?")  # the end of a sentence, markdown
+    if not inner or _SCHEME_ONLY.fullmatch(inner) or not any(c.isalnum() for c in inner):
+        return False
+    if _PLACEHOLDER.search(inner):
+        return False
+    numeric = _key_verdict(name)[1]
+    if key_group == "kv_k" and m.end("kv_v") == m.end():
+        return True  # "token": "… that runs to the end (a preview's head): not all of it is seen
+    if quote in ('"', "'"):  # a quoted literal
+        return not _literal_value(inner, numeric)
+    if inner.lower() in _CONSTANTS or inner[0] in "=:":
+        return False  # password == other, token := next(…), ::
+    if key_group == "cli_k":  # --password hunter2, but "the --password option"
+        return inner.lower() not in _PROSE_AFTER_FLAG
+    text = m.string
+    at = m.start()
+    if at > 0 and text[at - 1] in "?&;":  # a URL query parameter
+        return True
+    separator = m.group("kva_s")
+    unquoted_key = not m.group("kva_q")
+    if separator == "=" and unquoted_key:
+        after = m.end()
+        if (after == len(text) or text[after] in " \t\r\n\\") and _starts_a_command(text, at):
+            return True  # KEY=value in an environment file or a shell command
+    if ":" in separator and unquoted_key and (at == 0 or text[at - 1] in " \t\r\n\"'"):
+        if name.lower().endswith("cookie"):
+            if _COOKIE_PAIR.search(inner):  # Cookie: sessionid=abc
+                return True
+            inner = inner.split(None, 1)[0].rstrip(",;)")
+            return bool(inner) and not _code_value(inner, numeric)
+        if "-" in name:  # X-Api-Key: value (an HTTP header): but a word of one case, a snake_name
+            if (
+                len(inner) < MIN_SECRET_VALUE
+                or inner.isascii()
+                and inner.isalpha()
+                and (inner.islower() or inner.isupper())
+            ):
+                return False
+            return not ("_" in inner and _IDENTIFIER.fullmatch(inner) and _is_name(inner))
+    scheme = _SCHEME_PREFIX.match(inner)
+    if scheme is not None:  # Authorization: Basic dXNlcjpwYXNz, but "token or default"
+        rest = inner[scheme.end() :]
+        return not _reads_as_words(rest) and not _code_value(rest, False)
+    return not _code_value(inner, numeric)
+
+
+# An OpenSSH key type ("sk-ecdsa-sha2-nistp256@openssh.com"), not an OpenAI key.
+_OPENSSH_NAME = re.compile(r"sk-(?:ecdsa|ssh)-[a-z0-9\-]{0,40}")
+
+
+def _userinfo_secret(userinfo: str) -> bool:
+    """Whether a URL's ``user:password`` holds a secret: a password, unless a placeholder or words
+    (``user:pass``, ``username:password``, ``***:***``, ``REDACTED:REDACTED``); a user name alone
+    (``git@``) only when it looks like a token."""
+    user, colon, password = userinfo.partition(":")
+    value = urllib.parse.unquote(password if colon else user)
+    if not any(c.isalnum() for c in value) or _PLACEHOLDER.search(value):
+        return False
+    return not _reads_as_words(value)
+
+
+def _starts_a_command(text: str, at: int) -> bool:
+    """Whether ``text[at:]`` starts an unindented line or a shell command (``export X=…``,
+    ``&& X=…``), as ``KEY=value`` does in an environment file (also in escaped text: after a
+    literal ``\\n``); an indented ``key=value`` is a keyword argument."""
+    head = text[max(0, at - 64) : at]
+    if not head or head.endswith(_LINE_BREAKS):
+        return True
+    stripped = head.rstrip(" \t")
+    if stripped == head:
+        return False
+    for word in ("export", "set", "env"):
+        if stripped.endswith(word):
+            before = stripped[: -len(word)]
+            if not before or not (before[-1].isalnum() or before[-1] in "_-."):
+                stripped = before.rstrip(" \t")
+                if not stripped:
+                    return at <= 64
+                return stripped.endswith(_LINE_BREAKS + _COMMAND_BREAKS)
+    return stripped.endswith(_COMMAND_BREAKS)
+
+
+_LINE_BREAKS = ("\n", "\\n", "\r")
+_COMMAND_BREAKS = (";", "&&", "||", "|")
+
+
+_ESCAPED_LITERAL = re.compile(r"(\\{1,3}[\"'])(.*?)(\\{1,3}[\"'])")
 _KEY_RUN = re.compile(r"[A-Za-z0-9_.\-]*")
 _SPACED_KEY_RUN = re.compile(r"[A-Za-z0-9_.\- ]*")
 _AFTER_KEY = re.compile(r"([\"'\\]{0,4})[ \t]*([:=]?)")
@@ -1060,7 +1343,13 @@ def _secret_key_at(text: str, i: int, n: int) -> bool:
             key = text[k:b]
     if key.lower() == "key":
         return a > 0 and text[a - 1] in "?&;"
-    return is_secret_key(key)
+    return is_secret_key(key) or (a > 0 and text[a - 1] == "\\" and is_secret_key(_unescaped(key)))
+
+
+def _unescaped(key: str) -> str:
+    """A key after a literal ``\\n``, ``\\t`` or ``\\r`` (text escaped in JSON) without that
+    letter: ``\\npassword=`` is ``password=`` on a new line."""
+    return key[1:] if len(key) > 1 and key[0] in "ntr" else key
 
 
 _FLAG_RE = re.compile(r"--?[A-Za-z][\w\-]{0,63}")

@@ -155,7 +155,7 @@ def test_secret_keys_inside_json_strings_and_python_literals(r):
         "client_secret": "<redacted:key:client_secret>"
     }
     assert (
-        r.redact_text("{'token': 'abc', 'model': 'gpt'}")
+        r.redact_text("{'token': 'abc9f3e1', 'model': 'gpt'}")
         == "{'token': '<redacted:key:token>', 'model': 'gpt'}"
     )
 

@@ -1,0 +1,192 @@
+"""Source code is not a secret: over the Python code installed in this environment (no secrets in
+it), redaction changes no line but the home-directory prefix; secrets planted in the same code,
+in the shapes real ones have, are all removed (and nothing around them changes)."""
+
+from __future__ import annotations
+
+import base64
+import random
+import string
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from otel_agent_trace.redaction import get_redactor, reset_redactor
+
+# Files left out, each for a line that holds what a real secret looks like.
+SKIPPED = {
+    # "Signature: 8a477f597d28d172789f06886806bc55" (CACHEDIR.TAG): 32 hex digits under Signature:
+    "_pytest/cacheprovider.py": "a hex signature under a 'Signature:' key",
+    # SignatureAlgorithmOID.ED25519: "ed25519", …ML_DSA_44: "ML-DSA-44": short literals with digits
+    "cryptography/hazmat/_oid.py": "algorithm names with digits under keys named …Signature…",
+    # user = User(username='scolvin', password='password1'): a weak password, as real ones are
+    "pydantic/types.py": "a docstring example password='password1'",
+}
+EVERY = 2  # every other file, in sorted order: about a million lines here, a few seconds
+MIN_LINES = 50_000
+
+
+def _corpus() -> list[tuple[str, str]]:
+    """(path under site-packages, text) of every other ``.py`` file installed, in sorted order."""
+    root = Path(sysconfig.get_paths()["purelib"])
+    files = sorted(p for p in root.rglob("*.py") if p.is_file())
+    out = []
+    for path in files[::EVERY]:
+        name = path.relative_to(root).as_posix()
+        if name in SKIPPED:
+            continue
+        try:
+            out.append((name, path.read_text("utf-8")))
+        except (UnicodeDecodeError, OSError):
+            continue  # not text: not what an agent reads as code
+    return out
+
+
+@pytest.fixture(scope="module")
+def corpus() -> list[tuple[str, str]]:
+    texts = _corpus()
+    assert sum(text.count("\n") + 1 for _, text in texts) >= MIN_LINES, "too little code installed"
+    return texts
+
+
+@pytest.fixture(scope="module")
+def redactor():
+    reset_redactor()  # the process-wide one, as the trace tier and the OTLP stream use it
+    yield get_redactor()
+    reset_redactor()
+
+
+def _home_free(text: str, home: str) -> str:
+    return text.replace(home, "~") if home and len(home) > 1 else text
+
+
+def _changed_lines(before: str, after: str, home: str) -> list[tuple[int, str, str]]:
+    a, b = before.split("\n"), after.split("\n")
+    if len(a) != len(b):
+        return [(0, f"{len(a)} lines", f"{len(b)} lines")]
+    return [
+        (n + 1, x, y)
+        for n, (x, y) in enumerate(zip(a, b, strict=True))
+        if _home_free(x, home) != _home_free(y, home)
+    ]
+
+
+def test_source_code_is_not_redacted(corpus, redactor):
+    home = str(Path.home())
+    scanned = 0
+    changed: list[str] = []
+    for name, text in corpus:
+        scanned += text.count("\n") + 1
+        out = redactor.redact_text(text)
+        if out != text:
+            changed += [
+                f"{name}:{n}: {x.strip()[:100]!r} -> {y.strip()[:100]!r}"
+                for n, x, y in _changed_lines(text, out, home)
+            ]
+    print(f"\ncorpus: {len(corpus)} files, {scanned} lines scanned, {len(changed)} changed")
+    assert scanned >= MIN_LINES
+    assert not changed, f"{len(changed)} of {scanned} lines changed:\n" + "\n".join(changed[:40])
+
+
+# --- planted secrets ---------------------------------------------------------------------------
+
+RNG = random.Random(20261129)
+ALNUM = string.ascii_letters + string.digits
+
+
+def _alnum(n: int, alphabet: str = ALNUM) -> str:
+    return "".join(RNG.choice(alphabet) for _ in range(n))
+
+
+def _b64url(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _jwt() -> str:
+    head = _b64url(b'{"alg":"HS256","typ":"JWT"}')
+    claims = _b64url(b'{"sub":"' + _alnum(12).encode() + b'"}')
+    return f"{head}.{claims}.{_alnum(43, ALNUM + '-_')}"
+
+
+def _password() -> str:
+    return _alnum(6) + RNG.choice("!#%&*+-=?@^") + _alnum(5)
+
+
+ENV_SECRET = "svc-" + _alnum(28)
+
+# (what must not be left, the lines to plant): each in a context real code or output has.
+PLANTED: list[tuple[str, str]] = []
+for _ in range(3):
+    openai_key = "sk-proj-" + _alnum(48, ALNUM + "-_")
+    anthropic_key = "sk-ant-api03-" + _alnum(86, ALNUM + "-_")
+    github = "ghp_" + _alnum(36)
+    aws_id, aws_secret = "AKIA" + _alnum(16, string.ascii_uppercase + "234567"), _alnum(40, ALNUM + "/+")
+    slack = f"xoxb-{_alnum(12, string.digits)}-{_alnum(13, string.digits)}-{_alnum(24)}"
+    jwt = _jwt()
+    bearer = _alnum(40, ALNUM + "-._~+/")
+    db_password, literal = _alnum(20), _password()
+    letters_only = _alnum(20, string.ascii_letters)  # no digit: only its key gives it away
+    pem_body = "\n".join(_alnum(64, ALNUM + "+/") for _ in range(5))
+    pem_escaped = pem_body.replace("\n", "\\n")  # inside a Python or JSON string
+    PLANTED += [
+        (openai_key, f'client = OpenAI(api_key="{openai_key}")'),
+        (openai_key, f"OPENAI_API_KEY={openai_key}"),
+        (anthropic_key, f'    ANTHROPIC_API_KEY = "{anthropic_key}"'),
+        (github, f"git clone https://x-access-token:{github}@github.com/acme/app.git"),
+        (github, f"    token = '{github}'"),
+        (aws_id, f"aws_access_key_id = {aws_id}\naws_secret_access_key = {aws_secret}"),
+        (aws_secret, f"aws_access_key_id = {aws_id}\naws_secret_access_key = {aws_secret}"),
+        (aws_secret, f'    "AWS_SECRET_ACCESS_KEY": "{aws_secret}",'),
+        (slack, f"export SLACK_BOT_TOKEN={slack}"),
+        (jwt, f"curl -H 'Authorization: Bearer {jwt}' https://api.example.com/v1/me"),
+        (
+            pem_body.split("\n")[2],
+            f"-----BEGIN RSA PRIVATE KEY-----\n{pem_body}\n-----END RSA PRIVATE KEY-----",
+        ),
+        (
+            pem_body.split("\n")[2],
+            f'KEY = "-----BEGIN PRIVATE KEY-----\\n{pem_escaped}\\n-----END PRIVATE KEY-----\\n"',
+        ),
+        (bearer, f'    headers = {{"Authorization": "Bearer {bearer}"}}'),
+        (bearer, f"Authorization: Bearer {bearer}"),
+        (db_password, f'DATABASE_URL = "postgresql://app:{db_password}@db.internal:5432/app"'),
+        (literal, f'    password = "{literal}"'),
+        (literal, f"db.connect(user='app', password='{literal}')"),
+        (literal, f"mysql -u app --password '{literal}' -h db"),
+        (letters_only, f'    "api_key": "{letters_only}",'),
+        (letters_only, f"X-Api-Key: {letters_only}"),
+        (letters_only, f"DB_PASSWORD={letters_only}"),
+        (letters_only, f"GET /v1/items?api_key={letters_only}&limit=10"),
+        (letters_only, f"run --api-token {letters_only}"),
+        (db_password, f'{{"tool": "read_file", "result": "import os\\npassword = \\"{db_password}\\"\\n"}}'),
+        (ENV_SECRET, f'    logger.info("connected with %s", "{ENV_SECRET}")'),
+    ]
+
+
+@pytest.fixture
+def with_env_secret(monkeypatch, redactor):
+    monkeypatch.setenv("CORPUS_SERVICE_TOKEN", ENV_SECRET)  # read again on the next call
+    return redactor
+
+
+@pytest.mark.parametrize(
+    ("secret", "lines"), PLANTED, ids=[f"{i}-{s[:6]}" for i, (s, _) in enumerate(PLANTED)]
+)
+def test_secrets_planted_in_the_corpus_are_removed(corpus, with_env_secret, secret, lines):
+    redactor = with_env_secret
+    home = str(Path.home())
+    index = PLANTED.index((secret, lines))
+    name, text = corpus[(index * 7919) % len(corpus)]  # a different file for each
+    original = text.split("\n")
+    at = min(len(original), 1 + index % 40)  # after the docstring, among real code
+    planted = "\n".join([*original[:at], lines, *original[at:]])
+    out = redactor.redact_text(planted)
+    assert secret not in out, f"{secret!r} left in {name} by:\n{lines}"
+    expected = redactor.redact_text(text).split("\n")
+    got = out.split("\n")
+    tail = len(original) - at
+    assert got[:at] == expected[:at], f"lines before the planted ones changed in {name}"
+    assert got[len(got) - tail :] == expected[at:], f"lines after the planted ones changed in {name}"
+    assert "<redacted:" in "\n".join(got[at : len(got) - tail])
+    assert _home_free(redactor.redact_text(out), home) == _home_free(out, home), "not idempotent"
