@@ -29,8 +29,6 @@ if TYPE_CHECKING:
 _auto_lock = threading.Lock()
 _sigterm_installed = False
 
-GRACE_ENV = "AGENT_TRACE_SIGNAL_GRACE_MS"
-DEFAULT_GRACE_MS = 5000.0
 _ARCHIVE = __name__.rpartition(".")[0] + ".archive"
 
 _deadline: float | None = None  # set while stopping at exit / on SIGTERM: repeated signals wait
@@ -160,17 +158,20 @@ def _stop_abandonable() -> None:
             archive.discard_unfinished()
 
 
+def _grace_ms() -> float:
+    """``AGENT_TRACE_SIGNAL_GRACE_MS`` (the settings module reads it: a bad value is one clear line)."""
+    from otel_agent_trace.settings import get_settings
+
+    return float(get_settings().signal_grace_ms)
+
+
 def _defer_signals() -> dict[int, Any]:
     """Start the grace period; route SIGINT and SIGTERM to :func:`_on_repeated_signal` (main thread
     only). Returns the handlers it replaced."""
     import signal
 
     global _deadline
-    try:
-        grace_ms = float(os.environ.get(GRACE_ENV) or DEFAULT_GRACE_MS)
-    except ValueError:
-        report_once("signal-grace", "otel-agent-trace: %s is not a number of milliseconds", GRACE_ENV)
-        grace_ms = DEFAULT_GRACE_MS
+    grace_ms = _grace_ms()
     _deadline = time.monotonic() + max(grace_ms, 0.0) / 1000.0
     saved: dict[int, Any] = {}
     if threading.current_thread() is not threading.main_thread():
@@ -211,7 +212,7 @@ def _on_repeated_signal(signum: int, frame: Any) -> None:
             "otel-agent-trace: signal %d deferred while the session is stopped (ZIP being written); "
             "one %s ms after the first gives up the ZIP",
             signum,
-            os.environ.get(GRACE_ENV) or f"{DEFAULT_GRACE_MS:.0f}",
+            f"{_grace_ms():.0f}",
         )
         return
     if _forwarding:  # the ZIPs are written: stop waiting for the OTLP backend
