@@ -13,7 +13,9 @@ difference):
 * URL user-info (``scheme://user:pass@host``) → ``scheme://<redacted:userinfo>@host``;
 * values under secret-looking keys: dict keys, JSON / Python-literal text (``"api_key": "…"``),
   headers and assignments (``Authorization: Basic …``, ``token=…``), URL query parameters and
-  command-line flags (``--password …``) → ``<redacted:key:api_key>``;
+  command-line flags (``--password …``) → ``<redacted:key:api_key>``; in text, only a value that
+  can be a credential (not code such as ``api_key = os.getenv("API_KEY")``, a placeholder or
+  words: see ``_holds_secret``);
 * the home directory as a path prefix only → ``~`` (never a bare substring);
 * user patterns (``AGENT_TRACE_REDACT_PATTERNS`` or :func:`add_pattern`) → ``<redacted:pattern>``.
 
@@ -1261,6 +1263,9 @@ def _camel_words(value: str) -> bool:
 def _holds_secret(m: re.Match[str], key_group: str, name: str, inner: str, quote: str) -> bool:
     """Whether the value ``inner`` (unquoted) under the secret-looking key ``name`` of the key
     rule match ``m`` is a secret (see the comment above)."""
+    at = m.start()
+    if at > 0 and m.string[at - 1] in "?&;" and inner.isalnum() and not inner.isalpha():
+        return True  # ?api_key=K123456: the common case, without the checks below
     if _PLACEHOLDER.search(inner):
         return False  # "…", "****", "%s", "{token}", "$TOKEN", "<your key>"
     inner = inner.rstrip("`.,;:!?")  # the end of a sentence, markdown
