@@ -64,16 +64,7 @@ class TierPolicy:
             if self._keep_text:
                 self.span = redactor.redact_span  # type: ignore[method-assign]  # the hot path: no hop
             else:
-                self.span = self._span_without_text  # type: ignore[method-assign]
-                self._redact_span = redactor.redact_span
-
-    def _span_without_text(
-        self, name: str, attributes: dict[str, Any] | None
-    ) -> tuple[str, dict[str, Any] | None]:
-        """The trace tier's ``span`` without content capture: message text reduced, then redacted."""
-        if attributes and any(map(message_keys.is_text_key, attributes)):  # most spans: no text
-            attributes = message_keys.without_text(attributes)  # type: ignore[assignment]
-        return self._redact_span(name, attributes)
+                self.span = _span_without_text(redactor.redact_span)  # type: ignore[method-assign]
 
     # Attributes and names -----------------------------------------------------------------
 
@@ -210,3 +201,17 @@ def tier_file(settings: Settings, tier: str, default: Path, *, child: bool = Fal
         return default
     explicit = Path(explicit).expanduser()
     return explicit.parent / default.name if child else explicit
+
+
+def _span_without_text(redact_span: Any) -> Any:
+    """The trace tier's ``span`` without content capture: message text reduced, then redacted. A
+    closure over what it calls (every span of the trace tier goes through it)."""
+    is_text_key = message_keys.is_text_key
+    without_text = message_keys.without_text
+
+    def span(name: str, attributes: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None]:
+        if attributes and any(map(is_text_key, attributes)):  # most spans: no text
+            attributes = without_text(attributes)  # type: ignore[assignment]
+        return redact_span(name, attributes)
+
+    return span
