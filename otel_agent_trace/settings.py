@@ -33,7 +33,6 @@ ENV_PARENT_ENTRY = "AGENT_TRACE_PARENT_SPAN"
 # The entry, per tier, a child process's files hang under: "trace=<id>,checkpoint=<id>".
 ENV_PARENT_ENTRIES = "AGENT_TRACE_PARENT_ENTRIES"
 ENV_PREVIEW_CHARS = "AGENT_TRACE_PREVIEW_CHARS"
-ENV_SIGNAL_GRACE_MS = "AGENT_TRACE_SIGNAL_GRACE_MS"
 ENV_SYS_EVENTS_PER_SPAN = "AGENT_TRACE_SYS_EVENTS_PER_SPAN"
 ENV_SYSTEM_LAYER = "AGENT_TRACE_SYSTEM_LAYER"
 ENV_RECORD = "AGENT_TRACE_RECORD"
@@ -168,7 +167,6 @@ _DEFAULTS: dict[str, Any] = {
     "inherited_parent_span": None,
     "inherited_parent_entries": (),  # (tier, entry id)
     "preview_chars": 500,
-    "signal_grace_ms": 5000,
     "sys_events_per_span": 1000,
     "system_layer": True,
     "record": True,
@@ -195,7 +193,6 @@ class Settings:
     inherited_parent_span: str | None
     inherited_parent_entries: tuple[tuple[str, str], ...]
     preview_chars: int
-    signal_grace_ms: int
     sys_events_per_span: int
     system_layer: bool
     record: bool
@@ -253,7 +250,6 @@ class Settings:
             inherited_parent_span=env.get(ENV_PARENT_ENTRY) or None,
             inherited_parent_entries=parse_parent_entries(env.get(ENV_PARENT_ENTRIES)),
             preview_chars=_int(env, ENV_PREVIEW_CHARS, 500, minimum=16),
-            signal_grace_ms=_int(env, ENV_SIGNAL_GRACE_MS, 5000),
             sys_events_per_span=_int(env, ENV_SYS_EVENTS_PER_SPAN, 1000),
             system_layer=_flag(env, ENV_SYSTEM_LAYER, True),
             record=_flag(env, ENV_RECORD, True),

@@ -3,20 +3,15 @@
 Members: ``events.jsonl`` (the session tree, the parent's file then its child processes'),
 ``snapshots.json`` (DevDuck's shape), ``metadata.json`` and ``resume.json`` (the latest snapshot's
 state as JSON; no pickle is ever written).
-
-No temporary file is left behind by an export that fails or is abandoned (a repeated signal past
-its grace period, see ``lifecycle``): only ``SIGKILL`` mid-write can leave one.
 """
 
 from __future__ import annotations
 
 import os
 import secrets
-import threading
+import shutil
 import time
 import zipfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,52 +30,7 @@ TIER_NOTES = {
 }
 
 
-# ``fmt`` loads its modules on first use; an export's are loaded with this module (at session
-# start: lifecycle.start_session), not at exit, where defining their dataclasses would make an
-# interrupted CPython exit with status 1 instead of dying of SIGINT.
-_USES = (fmt.child_files, fmt.iter_files, fmt.build_snapshots)
-_COPY_CHUNK = 1 << 20
-
-_abandon = threading.Event()
-_unfinished: set[Path] = set()  # temporary files being written (removed on every way out)
-_reading: set[int] = set()  # threads reading the session files before writing anything
-
-
-class ExportAbandoned(BaseException):
-    """The export was given up (:func:`abandon`): the process is about to die of a signal. A
-    ``BaseException``, so no ``except Exception`` on the way out reports it as a failure."""
-
-
-def abandon() -> None:
-    """Give up exports (called from a signal handler): none starts, one writing its temporary file
-    stops at its next chunk and removes it, and one still reading the session files on this thread
-    stops at once (raised from here: it has written nothing yet)."""
-    _abandon.set()
-    if threading.get_ident() in _reading:
-        raise ExportAbandoned("session ZIP abandoned: the process was signalled again")
-
-
-def discard_unfinished() -> None:
-    """Remove the temporary file of an export interrupted where its own cleanup could not run."""
-    for tmp in list(_unfinished):
-        _remove(tmp)
-
-
-def _check() -> None:
-    if _abandon.is_set():
-        raise ExportAbandoned("session ZIP abandoned: the process was signalled again")
-
-
-def _remove(tmp: Path) -> None:
-    try:
-        os.unlink(tmp)
-    except FileNotFoundError:
-        pass
-    _unfinished.discard(tmp)
-
-
 def export_zip(recorder: SessionRecorder, writer: TierWriter) -> Path:
-    _check()
     directory = writer.path.parent
     tier = writer.tier
     name = recorder.session_id + (fmt.CHECKPOINT_SUFFIX if tier == "checkpoint" else "") + fmt.ZIP_SUFFIX
@@ -88,7 +38,7 @@ def export_zip(recorder: SessionRecorder, writer: TierWriter) -> Path:
     paths = fmt.child_files(directory, recorder.session_id, writer.path, tier)
     local = recorder.env.localtime
     stamp = local(recorder.stopped_ns / 1e9)  # the members' dates: when the session stopped
-    with own_io(), _reading_files():
+    with own_io():
         raw_snapshots: list[dict[str, Any]] = []
         snapshots = fmt.build_snapshots(lambda: fmt.iter_files(paths), raw_snapshots)
         total_entries = sum(1 for _ in fmt.iter_files(paths))
@@ -120,43 +70,31 @@ def export_zip(recorder: SessionRecorder, writer: TierWriter) -> Path:
 
             metadata = get_redactor().redact(metadata)
         resume = _resume_state(snapshots, raw_snapshots[-1] if raw_snapshots else None, tier)
-    with own_io():
         tmp = directory / f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-        _unfinished.add(tmp)  # before it exists: no moment when it exists and is not known
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if tier == "checkpoint" else 0o644)
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if tier == "checkpoint" else 0o644)
             with (
-                open(fd, "wb", closefd=True) as raw,
+                os.fdopen(fd, "wb") as raw,
                 zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED, compresslevel=6) as zf,
             ):
                 with zf.open(_member(fmt.ZIP_EVENTS, stamp), "w", force_zip64=True) as member:
                     for path in paths:
                         with open(path, "rb") as src:
-                            while chunk := src.read(_COPY_CHUNK):
-                                _check()
-                                member.write(chunk)
+                            shutil.copyfileobj(src, member, 1 << 20)
                 for member_name, value in (
                     (fmt.ZIP_SNAPSHOTS, snapshots),
                     (fmt.ZIP_METADATA, metadata),
                     (fmt.ZIP_RESUME, resume),
                 ):
-                    _check()
                     data = orjson.dumps(value, option=orjson.OPT_INDENT_2)
                     zf.writestr(_member(member_name, stamp), data)
             os.link(tmp, final)  # fails rather than replace an existing file
         finally:
-            _remove(tmp)
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
     return final
-
-
-@contextmanager
-def _reading_files() -> Iterator[None]:
-    me = threading.get_ident()
-    _reading.add(me)
-    try:
-        yield
-    finally:
-        _reading.discard(me)
 
 
 def _member(name: str, stamp: time.struct_time) -> zipfile.ZipInfo:

@@ -1,20 +1,11 @@
 """The life of the process's session: start and stop, the automatic session on the first span,
-normal exit, SIGTERM, and a forked child that goes on recording.
-
-While the session is being stopped at exit or on SIGTERM, a repeated SIGTERM or SIGINT (a
-supervisor's second signal, an impatient Ctrl-C) is deferred, so the ZIP being written is finished;
-one that comes after ``AGENT_TRACE_SIGNAL_GRACE_MS`` (default 5000) abandons the ZIP (its
-temporary file removed; the JSONL, ``session.end`` included, is the complete record) and the
-process goes on dying.
-"""
+normal exit, SIGTERM, and a forked child that goes on recording."""
 
 from __future__ import annotations
 
 import atexit
 import os
-import sys
 import threading
-import time
 from typing import TYPE_CHECKING, Any
 
 from otel_agent_trace._internal import sdk_compat, sink
@@ -28,12 +19,6 @@ if TYPE_CHECKING:
 
 _auto_lock = threading.Lock()
 _sigterm_installed = False
-
-_ARCHIVE = __name__.rpartition(".")[0] + ".archive"
-
-_deadline: float | None = None  # set while stopping at exit / on SIGTERM: repeated signals wait
-_deferred: list[int] = []  # signals that came meanwhile, in order
-_forwarding = False  # SIGTERM: the ZIPs are written, what is queued for OTLP is being sent
 
 
 def active_recorder() -> SessionRecorder | None:
@@ -56,11 +41,6 @@ def start_session(settings: Settings | None = None, **kwargs: Any) -> SessionRec
         current.stop()
     recorder = SessionRecorder(settings, **kwargs).start()
     install_exit_handlers()
-    if recorder.settings.write_zip and not recorder.is_child:
-        # Loaded now, not at exit: after an unhandled KeyboardInterrupt, CPython exits with status
-        # 1 instead of dying of SIGINT if an atexit callback runs exec() (which an import that
-        # defines a dataclass or namedtuple does).
-        from . import archive  # noqa: F401
     return recorder
 
 
@@ -88,7 +68,7 @@ def install_exit_handlers() -> None:
     if _sigterm_installed:
         return
     _sigterm_installed = True
-    atexit.register(_stop_at_exit)
+    atexit.register(stop_active)
     import signal
 
     if threading.current_thread() is not threading.main_thread():
@@ -106,122 +86,17 @@ def install_exit_handlers() -> None:
         pass
 
 
-def _stop_at_exit() -> None:
-    """atexit (normal exit, an unhandled Ctrl-C, ``sys.exit``): stop the session with SIGINT and
-    SIGTERM deferred. A SIGTERM that came meanwhile is then acted on (the process dies of it); a
-    repeated Ctrl-C is not (the process is exiting already)."""
-    import signal
-
-    saved = _defer_signals()
-    try:
-        _stop_abandonable()
-    finally:
-        _restore_signals(saved)
-    for signum in dict.fromkeys(_deferred):
-        handler = signal.getsignal(signum)
-        if handler in (signal.SIG_IGN, None) or handler is signal.default_int_handler:
-            continue
-        os.kill(os.getpid(), signum)
-    _deferred.clear()
-
-
 def _on_sigterm(signum: int, frame: Any) -> None:
     """Write ``session.end`` and the ZIP, send what is queued for OTLP, then die of SIGTERM."""
     import signal
 
-    global _forwarding
-    if _deadline is not None:  # a repeated signal before the deferring handler was installed
-        _on_repeated_signal(signum, frame)
-        return
-    _defer_signals()
-    _stop_abandonable()
-    _forwarding = True
+    try:
+        stop_active()
+    except Exception as exc:  # pragma: no cover - best effort on the way out
+        logger.warning("otel-agent-trace: export on SIGTERM failed: %s", exc)
     _flush_forwarding()
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     os.kill(os.getpid(), signal.SIGTERM)
-
-
-def _stop_abandonable() -> None:
-    """Stop the session; a repeated signal past the grace period abandons the ZIP (see
-    ``archive.abandon``), which leaves no temporary file."""
-    try:
-        stop_active()
-    except BaseException as exc:
-        archive = sys.modules.get(_ARCHIVE)
-        if archive is None or not isinstance(exc, archive.ExportAbandoned):
-            if not isinstance(exc, Exception):
-                raise
-            logger.warning("otel-agent-trace: stopping the session on exit failed: %s", exc)
-    finally:
-        archive = sys.modules.get(_ARCHIVE)
-        if archive is not None:
-            archive.discard_unfinished()
-
-
-def _grace_ms() -> float:
-    """``AGENT_TRACE_SIGNAL_GRACE_MS`` (the settings module reads it: a bad value is one clear line)."""
-    from otel_agent_trace.settings import get_settings
-
-    return float(get_settings().signal_grace_ms)
-
-
-def _defer_signals() -> dict[int, Any]:
-    """Start the grace period; route SIGINT and SIGTERM to :func:`_on_repeated_signal` (main thread
-    only). Returns the handlers it replaced."""
-    import signal
-
-    global _deadline
-    grace_ms = _grace_ms()
-    _deadline = time.monotonic() + max(grace_ms, 0.0) / 1000.0
-    saved: dict[int, Any] = {}
-    if threading.current_thread() is not threading.main_thread():
-        return saved
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        try:
-            handler = signal.getsignal(signum)
-            if handler in (signal.SIG_IGN, None):
-                continue  # ignored, or handled outside Python: left alone
-            signal.signal(signum, _on_repeated_signal)
-            saved[signum] = handler
-        except (ValueError, OSError):
-            pass
-    return saved
-
-
-def _restore_signals(saved: dict[int, Any]) -> None:
-    import signal
-
-    global _deadline
-    for signum, handler in saved.items():
-        try:
-            signal.signal(signum, handler)
-        except (ValueError, OSError):
-            pass
-    _deadline = None
-
-
-def _on_repeated_signal(signum: int, frame: Any) -> None:
-    """A SIGINT or SIGTERM while the session is being stopped: deferred within the grace period;
-    after it, the ZIP is abandoned (and, once only forwarding is left, the process dies now)."""
-    import signal
-
-    _deferred.append(signum)
-    if _deadline is not None and time.monotonic() < _deadline:
-        report_once(
-            "signal-deferred",
-            "otel-agent-trace: signal %d deferred while the session is stopped (ZIP being written); "
-            "one %s ms after the first gives up the ZIP",
-            signum,
-            f"{_grace_ms():.0f}",
-        )
-        return
-    if _forwarding:  # the ZIPs are written: stop waiting for the OTLP backend
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGTERM)
-        return
-    archive = sys.modules.get(_ARCHIVE)
-    if archive is not None:
-        archive.abandon()  # may raise ExportAbandoned into the export it interrupts
 
 
 def _flush_forwarding() -> None:
