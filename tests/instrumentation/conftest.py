@@ -91,7 +91,9 @@ def openai_client(llm: FakeLLMServer) -> Any:
     import openai
 
     llm.reset()
-    return openai.OpenAI(base_url=llm.openai_url, api_key="sk-test", max_retries=0)
+    # Retries as the SDK does by default: a connection the busy local server dropped is not a failure
+    # of what these tests check (which spans, from which provider).
+    return openai.OpenAI(base_url=llm.openai_url, api_key="sk-test", max_retries=2)
 
 
 @pytest.fixture
@@ -99,4 +101,4 @@ def anthropic_client(llm: FakeLLMServer) -> Any:
     import anthropic
 
     llm.reset()
-    return anthropic.Anthropic(base_url=llm.anthropic_url, api_key="sk-ant-test", max_retries=0)
+    return anthropic.Anthropic(base_url=llm.anthropic_url, api_key="sk-ant-test", max_retries=2)
