@@ -18,9 +18,9 @@ half never loads capture code.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from otel_agent_trace._lazy import lazy_names
 from otel_agent_trace._version import __version__
 
 if TYPE_CHECKING:
@@ -29,36 +29,21 @@ if TYPE_CHECKING:
     from otel_agent_trace.offline import LoadedSession, load_session
     from otel_agent_trace.recording import add_session_processor
 
-# public name -> (module, attribute or None for the module itself)
-_LAZY: dict[str, tuple[str, str | None]] = {
-    "redaction": ("otel_agent_trace.redaction", None),  # oat.redaction.add_pattern(...), .allow(...)
-    "Session": ("otel_agent_trace.api", "Session"),
-    "agent": ("otel_agent_trace.api", "agent"),
-    "configure": ("otel_agent_trace.api", "configure"),
-    "record_message": ("otel_agent_trace.api", "record_message"),
-    "session": ("otel_agent_trace.api", "session"),
-    "snapshot": ("otel_agent_trace.api", "snapshot"),
-    "tool": ("otel_agent_trace.api", "tool"),
-    "LoadedSession": ("otel_agent_trace.offline", "LoadedSession"),
-    "load_session": ("otel_agent_trace.offline", "load_session"),
-    "add_session_processor": ("otel_agent_trace.recording", "add_session_processor"),
+# public name -> the module holding it ("" for the module of that name itself)
+_LAZY: dict[str, str] = {
+    "redaction": "",  # oat.redaction.add_pattern(...), .allow(...)
+    "Session": "api",
+    "agent": "api",
+    "configure": "api",
+    "record_message": "api",
+    "session": "api",
+    "snapshot": "api",
+    "tool": "api",
+    "LoadedSession": "offline",
+    "load_session": "offline",
+    "add_session_processor": "recording",
 }
-
-
-def __getattr__(name: str) -> Any:
-    try:
-        module_name, attribute = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module 'otel_agent_trace' has no attribute {name!r}") from None
-    module = importlib.import_module(module_name)
-    value = module if attribute is None else getattr(module, attribute)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
-
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
 
 __all__ = [
     "LoadedSession",

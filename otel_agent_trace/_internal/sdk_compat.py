@@ -133,5 +133,5 @@ def detach_quietly(token: Any) -> bool:
         else:  # pragma: no cover - an API without the runtime context object
             otel_context.detach(token)
         return True
-    except Exception:
+    except (ValueError, RuntimeError):  # the token belongs to another context: nothing to restore
         return False

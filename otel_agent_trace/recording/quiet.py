@@ -48,7 +48,7 @@ class _HoldBack(logging.Filter):
             return True
         try:
             message = record.getMessage()
-        except Exception:
+        except (TypeError, ValueError):  # arguments that do not fit the format string
             message = str(record.msg)
         if message.startswith(_NOT_A_REASON) or self.silenced:
             return False

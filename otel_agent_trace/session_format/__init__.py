@@ -13,8 +13,9 @@ Names load on first use (the recorder is imported by every Python child of an ag
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from otel_agent_trace._lazy import lazy_names
 
 if TYPE_CHECKING:
     from .codec import (
@@ -140,17 +141,7 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value  # later lookups are plain module-dict reads (the recorder's hot path)
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
 
 
 __all__ = [

@@ -334,12 +334,17 @@ class SessionArchive:
                 data = member.read(cap + 1)
             except _ZIP_ERRORS as exc:
                 raise SessionFormatError(where, None, f"corrupt ZIP member ({exc})") from None
-        if len(data) > cap:
-            raise SessionFormatError(where, None, f"more than {cap} bytes")
-        try:
-            return orjson.loads(data)
-        except orjson.JSONDecodeError as exc:
-            raise SessionFormatError(where, None, _not_json(exc)) from None
+        return _capped_json(data, cap, where)
+
+
+def _capped_json(data: bytes, cap: int, where: str | Path) -> Any:
+    """A JSON member's bytes (read as ``cap + 1`` at most) as a value, or the error naming it."""
+    if len(data) > cap:
+        raise SessionFormatError(where, None, f"more than {cap} bytes")
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise SessionFormatError(where, None, _not_json(exc)) from None
 
 
 class ExtractedArchive:
@@ -363,12 +368,7 @@ class ExtractedArchive:
                 data = stream.read(cap + 1)
             except OSError as exc:
                 raise SessionFormatError(member, None, f"cannot read ({exc.strerror or exc})") from None
-        if len(data) > cap:
-            raise SessionFormatError(member, None, f"more than {cap} bytes")
-        try:
-            return orjson.loads(data)
-        except orjson.JSONDecodeError as exc:
-            raise SessionFormatError(member, None, _not_json(exc)) from None
+        return _capped_json(data, cap, member)
 
 
 @dataclass

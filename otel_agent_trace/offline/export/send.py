@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from urllib.parse import urlsplit
 
 import requests
+from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
@@ -154,7 +155,7 @@ class Sender:
             parsed = ExportTraceServiceResponse()
             try:
                 parsed.ParseFromString(response)
-            except Exception:
+            except DecodeError:  # a body that is not an OTLP response: nothing to count
                 return
             response = parsed
         if response.HasField("partial_success"):

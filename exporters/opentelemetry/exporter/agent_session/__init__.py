@@ -1,33 +1,13 @@
 """``opentelemetry.exporter.agent_session``: the entry-point name of the agent session exporter
 (``OTEL_TRACES_EXPORTER=agent_session``). The engine lives in :mod:`otel_agent_trace.recording`;
-this namespace only re-exports it."""
+this namespace only hands its names on (loaded when first used, as there)."""
 
-from otel_agent_trace.recording import (
-    AgentSessionSpanExporter,
-    SessionFileExists,
-    SessionRecorder,
-    SessionSpanProcessor,
-    ShareableSpanExporter,
-    add_session_processor,
-    auto_start,
-    layer_of,
-    redact_span,
-    session_processor_for,
-    start_session,
-    stop_active,
-)
+from otel_agent_trace import recording as _recording
 
-__all__ = [
-    "AgentSessionSpanExporter",
-    "SessionFileExists",
-    "SessionRecorder",
-    "SessionSpanProcessor",
-    "ShareableSpanExporter",
-    "add_session_processor",
-    "auto_start",
-    "layer_of",
-    "redact_span",
-    "session_processor_for",
-    "start_session",
-    "stop_active",
-]
+__all__ = list(_recording.__all__)
+
+
+def __getattr__(name: str) -> object:
+    if name in __all__:
+        return getattr(_recording, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
