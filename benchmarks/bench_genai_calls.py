@@ -1,0 +1,205 @@
+"""What one model call costs with each GenAI instrumentation on, as users run it.
+
+The real ``openai`` client (the version in tests/constraints.txt) against a local stub server
+(``benchmarks/genai_calls/stub_server.py``, a tool-call response, plain and streamed). Every
+configuration exports every span through the OTLP protobuf encoder into a local file, flushed
+inside the timed call; ours is set up by ``opentelemetry-instrument``'s own ``initialize()`` with
+no backend, so the session file is written. Each configuration runs in its own process (peers in
+their own virtualenvs), rounds interleaved with the order rotating; inside a process, blocks of
+calls alternate with the patches switched off and on, and the added cost is the median over
+block pairs of (median on − median off), then the median over rounds.
+
+Set up the peers' virtualenvs once (outside the repository)::
+
+    python benchmarks/bench_genai_calls.py --setup
+
+then::
+
+    python benchmarks/bench_genai_calls.py --rounds 15 --json docs/benchmarks/genai_calls.json
+    python benchmarks/bench_genai_calls.py --history --rounds 9     # 400 vs 10 messages of 1 KB
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from genai_calls.stub_server import StubServer  # noqa: E402
+
+VENVS = Path.home() / ".cache" / "otel-agent-trace" / "bench-venvs"
+COMMON = [
+    "openai==3.57.0",
+    "httpx2==2.16.2",
+    "httpx==0.28.1",
+    "opentelemetry-sdk==1.45.1",
+    "opentelemetry-exporter-otlp-proto-common==1.45.1",
+    "opentelemetry-proto==1.45.1",
+]
+PEERS = {
+    # venv name: packages (contrib's openai-v2 2.4b0 needs httpx and util-genai 1.1b0 beside openai 3.x)
+    "contrib": [
+        "opentelemetry-instrumentation-openai-v2==2.4b0",
+        "opentelemetry-util-genai==1.1b0",
+        "opentelemetry-instrumentation==0.66b1",
+    ],
+    "openinference": ["openinference-instrumentation-openai==0.1.66"],
+    "openllmetry": ["opentelemetry-instrumentation-openai==0.62.4"],
+}
+CONTENT_ON = {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"}
+# config: (label, venv or None for this interpreter, environment)
+CONFIGS: dict[str, tuple[str, str | None, dict[str, str]]] = {
+    "none": ("no instrumentation (noise check)", None, {}),
+    "bare": ("one bare SDK span", None, {}),
+    "contrib": ("contrib openai-v2", "contrib", {}),
+    "contrib-content": (
+        "contrib openai-v2, content on",
+        "contrib",
+        {
+            "OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental",
+            "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY",
+        },
+    ),
+    "openinference": ("OpenInference", "openinference", {}),
+    "openllmetry": ("OpenLLMetry", "openllmetry", {}),
+    "ours": ("ours, default (trace tier)", None, {}),
+    "ours-both": ("ours, AGENT_TRACE_TIER=both + content", None, {"AGENT_TRACE_TIER": "both", **CONTENT_ON}),
+}
+HISTORY_CONFIGS = ("ours", "ours-both", "contrib")
+
+
+def setup_venvs() -> None:
+    for name, packages in PEERS.items():
+        venv = VENVS / name
+        if not (venv / "bin" / "python").exists():
+            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", *COMMON, *packages], check=True)
+
+
+def run_child(config: str, url: str, mode: str, opts: dict) -> dict:
+    _label, venv, extra = CONFIGS[config]
+    python = str(VENVS / venv / "bin" / "python") if venv else sys.executable
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "TRACELOOP_", "AGENT_TRACE_"))}
+    env.update(extra)
+    env["PYTHONPATH"] = str(ROOT / "benchmarks")
+    with tempfile.TemporaryDirectory(prefix="bench-genai-calls-") as work:
+        session_dir = os.path.join(work, "sessions")
+        if config.startswith("ours"):
+            env["AGENT_TRACE_DIR"] = session_dir
+        child_opts = dict(opts, work=work, session_dir=session_dir if config.startswith("ours") else None)
+        child = str(ROOT / "benchmarks/genai_calls/child.py")
+        cmd = [python, child, config, url, mode, json.dumps(child_opts)]
+        done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800, cwd=work)
+    if done.returncode != 0 or not done.stdout.strip():
+        tail = done.stderr.strip().splitlines()[-3:] or [f"exit {done.returncode}"]
+        return {"error": " | ".join(tail)}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--setup", action="store_true", help="create the peers' virtualenvs and exit")
+    p.add_argument("--rounds", type=int, default=9)
+    p.add_argument("--pairs", type=int, default=10, help="off/on block pairs per process")
+    p.add_argument("--block", type=int, default=15, help="calls per block")
+    p.add_argument("--warmup", type=int, default=20)
+    p.add_argument("--configs", default=",".join(CONFIGS))
+    p.add_argument("--modes", default="chat,stream")
+    p.add_argument("--history", action="store_true", help="added cost at 400 vs 10 messages of 1 KB")
+    p.add_argument("--json", help="write the raw results there")
+    args = p.parse_args(argv)
+    if args.setup:
+        setup_venvs()
+        return 0
+    opts = {"pairs": args.pairs, "block": args.block, "warmup": args.warmup}
+    if args.history:
+        configs = [c for c in args.configs.split(",") if c in HISTORY_CONFIGS] or list(HISTORY_CONFIGS)
+        opts |= {"histories": [10, 400], "size": 1024}
+        modes = ["chat"]
+    else:
+        configs = [c for c in args.configs.split(",") if c]
+        opts |= {"histories": [0]}
+        modes = [m for m in args.modes.split(",") if m]
+    results: dict[str, dict[str, list[dict]]] = {m: {c: [] for c in configs} for m in modes}
+    started = time.time()
+    with StubServer() as server:
+        for r in range(args.rounds):
+            for mode in modes:
+                order = configs[r % len(configs) :] + configs[: r % len(configs)]
+                for config in order:
+                    results[mode][config].append(run_child(config, server.url, mode, opts))
+            print(f"round {r + 1}/{args.rounds} done ({time.time() - started:.0f} s)", file=sys.stderr)
+    report = {
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "load": os.getloadavg()},
+        "rounds": args.rounds,
+        "pairs": args.pairs,
+        "block": args.block,
+        "raw": results,
+    }
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=1))
+    print(render_history(results) if args.history else render(results))
+    return 0
+
+
+def _median(runs: list[dict], history: str, key: str) -> float:
+    return statistics.median(r[history][key] for r in runs)
+
+
+def render(results: dict[str, dict[str, list[dict]]]) -> str:
+    lines = [
+        "| configuration | chat µs added | stream µs added | spans/call | span bytes/call"
+        " | session-file bytes/call |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    modes = list(results)
+    configs = list(results[modes[0]])
+    for config in configs:
+        cells = []
+        first = None
+        for mode in ("chat", "stream"):
+            runs = results.get(mode, {}).get(config, [])
+            errors = [r["error"] for r in runs if "error" in r]
+            ok = [r for r in runs if "error" not in r]
+            if errors and not ok:
+                cells.append(f"error: {errors[0][:80]}")
+                continue
+            cells.append(f"{_median(ok, '0', 'overhead_us'):+.0f}" if ok else "")
+            first = first or ok
+        spans = f"{_median(first, '0', 'spans_per_call'):.2f}" if first else ""
+        span_bytes = f"{_median(first, '0', 'span_bytes_per_call'):,.0f}" if first else ""
+        session = f"{_median(first, '0', 'session_bytes_per_call'):,.0f}" if first else ""
+        lines.append(f"| {CONFIGS[config][0]} | {' | '.join(cells)} | {spans} | {span_bytes} | {session} |")
+    return "\n".join(lines)
+
+
+def render_history(results: dict[str, dict[str, list[dict]]]) -> str:
+    lines = [
+        "| configuration | µs added, 10 messages | µs added, 400 messages | ratio"
+        " | session bytes/call (10 / 400) |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for config, runs in results["chat"].items():
+        ok = [r for r in runs if "error" not in r]
+        if not ok:
+            lines.append(f"| {CONFIGS[config][0]} | error: {runs[0].get('error', '')[:80]} | | | |")
+            continue
+        a, b = _median(ok, "10", "overhead_us"), _median(ok, "400", "overhead_us")
+        ratio = statistics.median(r["400"]["overhead_us"] / r["10"]["overhead_us"] for r in ok)
+        sa, sb = _median(ok, "10", "session_bytes_per_call"), _median(ok, "400", "session_bytes_per_call")
+        lines.append(f"| {CONFIGS[config][0]} | {a:+.0f} | {b:+.0f} | {ratio:.2f}× | {sa:,.0f} / {sb:,.0f} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,221 @@
+"""One configuration measured in its own process: ``python child.py CONFIG URL MODE OPTIONS_JSON``.
+
+Every configuration exports every span through the OTLP protobuf encoder
+(``opentelemetry.exporter.otlp.proto.common.trace_encoder.encode_spans``) into a local file,
+written and flushed as each span ends (``SimpleSpanProcessor``), so the export is inside the
+timed call. Ours is set up as ``opentelemetry-instrument`` sets it up (``initialize()``: our
+distro, configurator and every installed instrumentor; the session file is written), with the
+OTLP file exporter added to its provider.
+
+Blocks of calls alternate with the instrumentation's patches switched off and on
+(:class:`PatchSwitch`, the same for every package); the overhead is the median over block pairs
+of (median on − median off). Prints one JSON line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from switch import PatchSwitch  # noqa: E402
+
+MODEL = "gpt-4o-mini"
+
+
+class OTLPFileExporter:
+    """Encodes each batch as an OTLP ``ExportTraceServiceRequest`` and appends it to a file."""
+
+    def __init__(self, path: str) -> None:
+        from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+        self._encode = encode_spans
+        self._file = open(path, "ab")  # noqa: SIM115
+        self.spans = 0
+        self.bytes = 0
+
+    def export(self, spans: Any) -> Any:
+        from opentelemetry.sdk.trace.export import SpanExportResult
+
+        data = self._encode(spans).SerializeToString()
+        self._file.write(len(data).to_bytes(4, "big") + data)
+        self._file.flush()
+        self.spans += len(spans)
+        self.bytes += len(data)
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        self._file.close()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+
+def _exporter_processor(exporter: OTLPFileExporter) -> Any:
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    return SimpleSpanProcessor(exporter)  # type: ignore[arg-type]
+
+
+def _messages(history: int, size: int) -> list[dict[str, Any]]:
+    """A system prompt, ``history`` messages of ``size`` characters (user/assistant in turn), and
+    a user question. The history's objects are kept across calls, as an agent loop keeps them."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "You are a terse assistant. " * 4}]
+    for i in range(history):
+        role = "user" if i % 2 == 0 else "assistant"
+        text = (f"message {i} " + "lorem ipsum dolor sit amet " * (size // 27 + 1))[:size]
+        messages.append({"role": role, "content": text})
+    return messages
+
+
+def _dir_bytes(path: str) -> int:
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            if not name.endswith((".zip", ".tmp")):
+                total += os.path.getsize(os.path.join(root, name))
+    return total
+
+
+def setup(config: str, work: str) -> tuple[Any, OTLPFileExporter, Any]:
+    """The instrumentation of ``config`` on a provider exporting to an OTLP file; returns
+    (tracer provider, exporter, the "bare span" tracer or None)."""
+    exporter = OTLPFileExporter(os.path.join(work, "spans.otlp"))
+    if config.startswith("ours"):
+        from opentelemetry import trace
+        from opentelemetry.instrumentation.auto_instrumentation import initialize
+
+        initialize()  # what opentelemetry-instrument does: distro, configurator, instrumentors
+        provider = trace.get_tracer_provider()
+        provider.add_span_processor(_exporter_processor(exporter))
+        return provider, exporter, None
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+
+    provider = TracerProvider()
+    provider.add_span_processor(_exporter_processor(exporter))
+    trace.set_tracer_provider(provider)
+    if config == "bare":
+        return provider, exporter, provider.get_tracer("bench")
+    if config.startswith("contrib"):
+        from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+    elif config == "openinference":
+        from openinference.instrumentation.openai import OpenAIInstrumentor
+    elif config == "openllmetry":
+        from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+    else:
+        return provider, exporter, None
+    OpenAIInstrumentor().instrument(tracer_provider=provider)
+    return provider, exporter, None
+
+
+def main() -> None:
+    config, url, mode, raw = sys.argv[1:5]
+    opts = json.loads(raw)
+    work = opts["work"]
+    import httpx2  # noqa: F401  (imported before the switch notes the originals)
+    import openai
+
+    client = openai.OpenAI(base_url=url, api_key="sk-bench", max_retries=0)
+    client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "warm"}])
+    switch = PatchSwitch()  # after a first call: openai imports its resources lazily
+    provider, exporter, bare = setup(config, work)
+    client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "warm"}])
+    patched = switch.capture()
+    stream = mode == "stream"
+    histories = opts.get("histories") or [0]
+    convs = {h: _messages(h, opts.get("size", 1024)) for h in histories}
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "description": "Weather of a city",
+                "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+            },
+        }
+    ]
+    state = {"on": False, "n": 0}
+    from opentelemetry.trace import SpanKind
+
+    client_kind = SpanKind.CLIENT
+
+    def call(history: int) -> int:
+        state["n"] += 1
+        messages = convs[history] + [{"role": "user", "content": f"What is the weather? ({state['n']})"}]
+        t0 = time.perf_counter_ns()
+        if bare is not None and state["on"]:
+            with bare.start_as_current_span(
+                f"chat {MODEL}",
+                kind=client_kind,
+                attributes={"gen_ai.operation.name": "chat", "gen_ai.request.model": MODEL},
+            ):
+                _one(client, messages, tools, stream)
+        else:
+            _one(client, messages, tools, stream)
+        provider.force_flush()
+        return time.perf_counter_ns() - t0
+
+    def on(flag: bool) -> None:
+        state["on"] = flag
+        (switch.on if flag else switch.off)()
+
+    block, pairs, warmup = opts["block"], opts["pairs"], opts["warmup"]
+    result: dict[str, Any] = {"patched": patched}
+    for history in histories:
+        on(True)
+        for _ in range(warmup):
+            call(history)
+        on(False)
+        for _ in range(warmup):
+            call(history)
+        diffs, on_all, off_all = [], [], []
+        spans = span_bytes = 0
+        session0 = _dir_bytes(opts["session_dir"]) if opts.get("session_dir") else 0
+        for p in range(pairs):
+            order = (False, True) if p % 2 == 0 else (True, False)  # ABBA against drift
+            medians = {}
+            for flag in order:
+                on(flag)
+                s0, b0 = exporter.spans, exporter.bytes
+                times = [call(history) for _ in range(block)]
+                if flag:
+                    spans += exporter.spans - s0
+                    span_bytes += exporter.bytes - b0
+                    on_all += times
+                else:
+                    off_all += times
+                medians[flag] = statistics.median(times)
+            diffs.append((medians[True] - medians[False]) / 1000)
+        on(False)
+        calls = pairs * block
+        time.sleep(0.3)  # let a flusher thread write what it queued
+        session = (_dir_bytes(opts["session_dir"]) - session0) if opts.get("session_dir") else 0
+        result[str(history)] = {
+            "overhead_us": statistics.median(diffs),
+            "on_us": statistics.median(on_all) / 1000,
+            "off_us": statistics.median(off_all) / 1000,
+            "spans_per_call": spans / calls,
+            "span_bytes_per_call": span_bytes / calls,
+            "session_bytes_per_call": session / calls,
+        }
+    print(json.dumps(result))
+    sys.stdout.flush()
+
+
+def _one(client: Any, messages: list[Any], tools: list[Any], stream: bool) -> None:
+    if stream:
+        for _ in client.chat.completions.create(model=MODEL, messages=messages, tools=tools, stream=True):
+            pass
+    else:
+        client.chat.completions.create(model=MODEL, messages=messages, tools=tools, temperature=0.2)
+
+
+if __name__ == "__main__":
+    main()

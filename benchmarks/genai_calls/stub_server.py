@@ -1,0 +1,83 @@
+"""A minimal local OpenAI-compatible stub on 127.0.0.1 for benchmarks.
+
+Unlike ``tests/fakes/llm_server.py`` it keeps nothing of the requests (a benchmark sends
+thousands of them, some of 400 KB) and parses no request body: it reads the body and answers
+with one canned response, a JSON body or a whole SSE stream, chosen by the request's ``stream``
+flag (a byte search, not a JSON parse). Keep-alive for both.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+RECORDINGS = Path(__file__).resolve().parents[2] / "tests" / "fakes" / "recordings"
+
+
+def _sse_body(recording: dict[str, Any]) -> bytes:
+    body = b""
+    for item in recording["sse"]:
+        if item.get("event"):
+            body += f"event: {item['event']}\n".encode()
+        data = item["data"]
+        body += b"data: " + (data if isinstance(data, str) else json.dumps(data)).encode() + b"\n\n"
+    return body
+
+
+class StubServer:
+    """``with StubServer("openai_chat_tool_call") as s: s.url`` — serves ``{name}.json`` and
+    ``{name}_stream.json`` from the test recordings."""
+
+    def __init__(self, recording: str = "openai_chat_tool_call") -> None:
+        plain = json.loads((RECORDINGS / f"{recording}.json").read_text())
+        stream = json.loads((RECORDINGS / f"{recording}_stream.json").read_text())
+        self.plain = json.dumps(plain["json"]).encode()
+        self.stream = _sse_body(stream)
+        self._server: ThreadingHTTPServer | None = None
+
+    def __enter__(self) -> StubServer:
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def setup(self) -> None:
+                super().setup()
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                streamed = b'"stream":true' in raw or b'"stream": true' in raw
+                body = owner.stream if streamed else owner.plain
+                kind = "text/event-stream" if streamed else "application/json"
+                self.send_response(200)
+                self.send_header("content-type", kind)
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        class Server(ThreadingHTTPServer):
+            daemon_threads = True
+            request_queue_size = 64
+
+        self._server = Server(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
