@@ -91,7 +91,7 @@ def run_child(config: str, url: str, mode: str, opts: dict) -> dict:
     python = str(VENVS / venv / "bin" / "python") if venv else sys.executable
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "TRACELOOP_", "AGENT_TRACE_"))}
     env.update(extra)
-    env["PYTHONPATH"] = str(ROOT / "benchmarks")
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "benchmarks")])  # this tree first
     with tempfile.TemporaryDirectory(prefix="bench-genai-calls-") as work:
         session_dir = os.path.join(work, "sessions")
         if config.startswith("ours"):
