@@ -250,6 +250,89 @@ def _resp_text_stream(rid: str, mid: str, pieces: list[str], usage: dict[str, An
     return _sse(events)
 
 
+def _resp_call(
+    fid: str, call_id: str, name: str, arguments: str, status: str = "completed"
+) -> dict[str, Any]:
+    return {
+        "id": fid,
+        "type": "function_call",
+        "status": status,
+        "call_id": call_id,
+        "name": name,
+        "arguments": arguments,
+    }
+
+
+def _resp_tool_stream(
+    rid: str, fid: str, call_id: str, name: str, arg_pieces: list[str], usage: dict[str, Any]
+) -> dict[str, Any]:
+    """A streamed Responses turn that asks for one function call (the events the API sends)."""
+    arguments = "".join(arg_pieces)
+    seq = iter(range(1000))
+    partial = _response(rid, [], None, status="in_progress")  # type: ignore[arg-type]
+    done = _resp_call(fid, call_id, name, arguments)
+    events: list[tuple[str | None, Any]] = [
+        ("response.created", {"type": "response.created", "sequence_number": next(seq), "response": partial}),
+        (
+            "response.in_progress",
+            {"type": "response.in_progress", "sequence_number": next(seq), "response": partial},
+        ),
+        (
+            "response.output_item.added",
+            {
+                "type": "response.output_item.added",
+                "sequence_number": next(seq),
+                "output_index": 0,
+                "item": _resp_call(fid, call_id, name, "", status="in_progress"),
+            },
+        ),
+    ]
+    for piece in arg_pieces:
+        events.append(
+            (
+                "response.function_call_arguments.delta",
+                {
+                    "type": "response.function_call_arguments.delta",
+                    "sequence_number": next(seq),
+                    "item_id": fid,
+                    "output_index": 0,
+                    "delta": piece,
+                },
+            )
+        )
+    events += [
+        (
+            "response.function_call_arguments.done",
+            {
+                "type": "response.function_call_arguments.done",
+                "sequence_number": next(seq),
+                "item_id": fid,
+                "output_index": 0,
+                "name": name,
+                "arguments": arguments,
+            },
+        ),
+        (
+            "response.output_item.done",
+            {
+                "type": "response.output_item.done",
+                "sequence_number": next(seq),
+                "output_index": 0,
+                "item": done,
+            },
+        ),
+        (
+            "response.completed",
+            {
+                "type": "response.completed",
+                "sequence_number": next(seq),
+                "response": _response(rid, [done], usage),
+            },
+        ),
+    ]
+    return _sse(events)
+
+
 # --- Anthropic messages ------------------------------------------------------------------------
 
 
@@ -454,6 +537,51 @@ def recordings() -> dict[str, Any]:
                 _resp_usage(90, 11),
             ),
         },
+        # A handoff (OpenAI Agents SDK: the triage agent hands over to the agent named "weather")
+        "openai_chat_handoff": _chat(
+            "chatcmpl-hand001",
+            {
+                "tool_calls": [
+                    {
+                        "id": "call_handoff_1",
+                        "type": "function",
+                        "function": {"name": "transfer_to_weather", "arguments": "{}"},
+                    }
+                ]
+            },
+            "tool_calls",
+            _chat_usage(70, 10),
+        ),
+        "openai_chat_handoff_stream": _chat_tool_stream(
+            "chatcmpl-hand002", "call_handoff_1", "transfer_to_weather", ["{", "}"], _chat_usage(70, 10)
+        ),
+        "openai_responses_handoff": {
+            "status": 200,
+            "json": _response(
+                "resp_hand001",
+                [_resp_call("fc_hand001", "call_handoff_r1", "transfer_to_weather", "{}")],
+                _resp_usage(55, 9),
+            ),
+        },
+        "openai_responses_handoff_stream": _resp_tool_stream(
+            "resp_hand002",
+            "fc_hand002",
+            "call_handoff_r1",
+            "transfer_to_weather",
+            ["{", "}"],
+            _resp_usage(55, 9),
+        ),
+        "openai_responses_tool_call_stream": _resp_tool_stream(
+            "resp_tool002",
+            "fc_002",
+            "call_weather_r1",
+            "get_weather",
+            ['{"ci', 'ty": "Pa', 'ris"}'],
+            _resp_usage(60, 15),
+        ),
+        "openai_responses_final_stream": _resp_text_stream(
+            "resp_final02", "msg_final02", ["It is 18°C", " and sunny", " in Paris."], _resp_usage(90, 11)
+        ),
         # Anthropic messages
         "anthropic_messages_text": _message(
             "msg_01Text",

@@ -1,5 +1,7 @@
-"""``agent_trace_openai_agents``: an ``execute_tool`` span for every OpenAI Agents SDK function
-tool call, with the model's call id, the arguments and the result."""
+"""``agent_trace_openai_agents``: for the OpenAI Agents SDK, an ``invoke_agent {name}`` span per
+run (``Runner.run`` / ``run_sync`` / ``run_streamed``; a handoff nests the next agent's span) with
+the run's model and tool calls under it, and an ``execute_tool`` span for every function tool
+call, with the model's call id, the arguments and the result."""
 
 from __future__ import annotations
 
@@ -12,6 +14,10 @@ from otel_agent_trace.instrumentation._patching import Patches
 
 # The function is defined in agents.tool and imported by name into the runner's module.
 _MODULES = ("agents.tool", "agents.run_internal.tool_execution", "agents._run_impl")
+_RUNNER = "agents.run"
+# The loop's turn functions, defined in run_loop and imported by name into the runner's module.
+_TURN_MODULES = ("agents.run_internal.run_loop", "agents.run")
+_TURNS = ("run_single_turn", "run_single_turn_streamed")
 
 
 def _owners() -> list[Any]:
@@ -38,11 +44,18 @@ class OpenAIAgentsInstrumentor(DeferredInstrumentor):
         return _instruments
 
     def _instrument_now(self, **kwargs: Any) -> None:
+        from .runs import run_streamed_wrapper, run_wrapper, turn_wrapper
         from .wrappers import FAILURE_HANDLER, FUNCTION, failure_handler_wrapper, invoke_wrapper
 
         for module in _owners():
             self._patches.wrap(module, FUNCTION, invoke_wrapper)
             self._patches.wrap(module, FAILURE_HANDLER, failure_handler_wrapper)  # absent: skipped
+        tracer = self._patches.tracer
+        self._patches.wrap(_RUNNER, "AgentRunner.run", run_wrapper(tracer))  # run_sync runs it too
+        self._patches.wrap(_RUNNER, "AgentRunner.run_streamed", run_streamed_wrapper(tracer))
+        for name in _TURN_MODULES:
+            for turn in _TURNS:
+                self._patches.wrap(name, turn, turn_wrapper(tracer))  # absent: skipped
 
 
 __all__ = ["OpenAIAgentsInstrumentor"]

@@ -1,0 +1,51 @@
+"""Fixtures for whole-framework runs: the replay server, our model, framework, tool and context
+instrumentors switched on for these tests (and off afterwards), and a started session."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import otel_agent_trace as oat
+from tests.fakes.llm_server import FakeLLMServer
+
+
+@pytest.fixture(scope="package", autouse=True)
+def instrumented(provider: Any) -> Iterator[None]:
+    from otel_agent_trace.instrumentation.context import ContextInstrumentor
+    from otel_agent_trace.instrumentation.openai import OpenAIInstrumentor
+    from otel_agent_trace.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+
+    instrumentors = [ContextInstrumentor(), OpenAIInstrumentor(), OpenAIAgentsInstrumentor()]
+    mine = [inst for inst in instrumentors if not inst.is_instrumented_by_opentelemetry]
+    for inst in mine:
+        inst.instrument(tracer_provider=provider)
+    yield
+    for inst in reversed(mine):
+        inst.uninstrument()
+
+
+@pytest.fixture(scope="package")
+def _server() -> Iterator[FakeLLMServer]:
+    server = FakeLLMServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def llm(_server: FakeLLMServer) -> Iterator[FakeLLMServer]:
+    """The replay server, with an empty script and request log."""
+    _server.reset()
+    yield _server
+    _server.reset()
+
+
+@pytest.fixture
+def checkpoint(session_dir: Path, provider: Any) -> Iterator[oat.Session]:
+    """A started session keeping both tiers."""
+    s = oat.session("frameworks", directory=session_dir, tier="both").start()
+    yield s
+    s.stop()
