@@ -41,6 +41,17 @@ ENV_REDACT_ALLOW = "AGENT_TRACE_REDACT_ALLOW"
 ENV_TRACE_PATH = "AGENT_TRACE_TRACE_PATH"
 ENV_CHECKPOINT_PATH = "AGENT_TRACE_CHECKPOINT_PATH"
 ENV_CAPTURE_CONTENT = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+# Model replay (docs/model-replay.md): the HTTP exchanges the checkpoint tier keeps, and a run
+# answered from a recording. The replay settings are set by `otel-agent-trace replay --model-replay`.
+ENV_EXCHANGE_MAX_BYTES = "AGENT_TRACE_EXCHANGE_MAX_BYTES"
+ENV_MODEL_REPLAY = "AGENT_TRACE_MODEL_REPLAY"  # the session whose model calls answer this run
+ENV_MODEL_REPLAY_ON_DIVERGENCE = "AGENT_TRACE_MODEL_REPLAY_ON_DIVERGENCE"  # stop | continue | live
+ENV_MODEL_REPLAY_LIVE_URL = "AGENT_TRACE_MODEL_REPLAY_LIVE_URL"
+ENV_MODEL_REPLAY_TOOLS = "AGENT_TRACE_MODEL_REPLAY_TOOLS"  # live | recorded
+ENV_MODEL_REPLAY_REPORT = "AGENT_TRACE_MODEL_REPLAY_REPORT"  # where the run's replay report goes (JSON)
+ENV_REPLAY_OF = "AGENT_TRACE_REPLAY_OF"  # the source session's id: the new session's metadata names it
+REPLAY_ON_DIVERGENCE = ("stop", "continue", "live")
+REPLAY_TOOLS = ("live", "recorded")
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -87,6 +98,15 @@ def _list(env: Mapping[str, str], name: str) -> tuple[str, ...]:
             raise SettingsError(f"{name}: not a JSON list of strings")
         return tuple(i for i in items if i)
     return tuple(part.strip() for part in raw.split(",") if part.strip())
+
+
+def _choice(env: Mapping[str, str], name: str, choices: tuple[str, ...]) -> str:
+    raw = env.get(name, "").strip().lower()
+    if not raw:
+        return choices[0]
+    if raw not in choices:
+        raise SettingsError(f"{name}={raw!r}: expected {' or '.join(choices)}")
+    return raw
 
 
 def parse_tiers(raw: str) -> tuple[str, ...]:
@@ -175,6 +195,13 @@ _DEFAULTS: dict[str, Any] = {
     "redact_allow": (),
     "trace_path": None,
     "checkpoint_path": None,
+    "exchange_max_bytes": 16 << 20,
+    "model_replay": None,
+    "model_replay_on_divergence": "stop",
+    "model_replay_live_url": None,
+    "model_replay_tools": "live",
+    "model_replay_report": None,
+    "replay_of": None,
 }
 
 
@@ -201,6 +228,13 @@ class Settings:
     redact_allow: tuple[str, ...]
     trace_path: Path | None
     checkpoint_path: Path | None
+    exchange_max_bytes: int
+    model_replay: Path | None
+    model_replay_on_divergence: str
+    model_replay_live_url: str | None
+    model_replay_tools: str
+    model_replay_report: Path | None
+    replay_of: str | None
     extra: dict[str, str]  # not compared
 
     __slots__ = (*_DEFAULTS, "extra")
@@ -256,6 +290,15 @@ class Settings:
             capture_content=parse_capture_content(env.get(ENV_CAPTURE_CONTENT)),
             redact_patterns=_list(env, ENV_REDACT_PATTERNS),
             redact_allow=_list(env, ENV_REDACT_ALLOW),
+            exchange_max_bytes=_int(env, ENV_EXCHANGE_MAX_BYTES, 16 << 20),
+            model_replay=Path(env[ENV_MODEL_REPLAY]) if env.get(ENV_MODEL_REPLAY) else None,
+            model_replay_on_divergence=_choice(env, ENV_MODEL_REPLAY_ON_DIVERGENCE, REPLAY_ON_DIVERGENCE),
+            model_replay_live_url=env.get(ENV_MODEL_REPLAY_LIVE_URL) or None,
+            model_replay_tools=_choice(env, ENV_MODEL_REPLAY_TOOLS, REPLAY_TOOLS),
+            model_replay_report=(
+                Path(env[ENV_MODEL_REPLAY_REPORT]) if env.get(ENV_MODEL_REPLAY_REPORT) else None
+            ),
+            replay_of=env.get(ENV_REPLAY_OF) or None,
         )
 
     def with_(self, **changes: Any) -> Settings:

@@ -1,11 +1,13 @@
 """``otel-agent-trace replay SESSION``: dry replay (default), ``--execute-tools`` (tool replay in a
-workspace) or ``--step`` (an interactive stepper)."""
+workspace), ``--step`` (an interactive stepper) or ``--model-replay -- COMMAND`` (the agent run
+again with its model calls answered from the recording, in a child process: docs/model-replay.md)."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+from typing import Any
 
 from otel_agent_trace.offline.loader import load_session
 from otel_agent_trace.offline.replay import EntryNotFound, replay_events, replay_tools
@@ -33,10 +35,54 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per tool call (default 60)")
     p.add_argument("--verbose", "-v", action="store_true", help="every entry walked, one line each")
-    p.set_defaults(func=run)
+    _model_options(p.add_argument_group("model replay (docs/model-replay.md)"))
+    p.set_defaults(func=run, command=[])
+    _command_after_dashes(p)
+
+
+def _command_after_dashes(p: argparse.ArgumentParser) -> None:
+    """``replay SESSION [options] -- COMMAND ...``: what follows ``--`` is the agent's command,
+    kept whole (its own options included) in ``args.command``."""
+    parse = p.parse_known_args
+
+    def parse_known_args(args: Any = None, namespace: Any = None) -> Any:
+        args = list(sys.argv[1:] if args is None else args)
+        command: list[str] = []
+        if "--" in args:
+            cut = args.index("--")
+            args, command = args[:cut], args[cut + 1 :]
+        namespace, extras = parse(args, namespace)
+        namespace.command = command
+        return namespace, extras
+
+    p.parse_known_args = parse_known_args  # type: ignore[method-assign]
+
+
+def _model_options(m: Any) -> None:
+    m.add_argument(
+        "--model-replay",
+        action="store_true",
+        help="run the command after -- with every model call answered from SESSION (checkpoint tier)",
+    )
+    m.add_argument(
+        "--on-divergence",
+        choices=("stop", "continue"),
+        default="stop",
+        help="at a request that differs from the recording: stop there (default) or answer as recorded",
+    )
+    m.add_argument("--then-live", metavar="URL", help="after a divergence, continue against this endpoint")
+    m.add_argument(
+        "--tools",
+        choices=("live", "recorded"),
+        default="live",
+        help="run tools for real (default) or answer @oat.tool calls from the recording",
+    )
+    m.add_argument("--report", metavar="PATH", help="also write the replay report (JSON) here")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.model_replay or args.command:
+        return _model_replay(args)
     if args.step:
         return _step(args)
     if args.execute_tools:
@@ -117,3 +163,111 @@ def _step(args: argparse.Namespace) -> int:
         stepper.handle(f"j {args.start}")
     stepper.run()
     return 0
+
+
+def _model_replay(args: argparse.Namespace) -> int:
+    """Run the command under ``opentelemetry-instrument`` with the replay asked for in its
+    environment (read at start-up by the HTTP instrumentation); then print the child's report."""
+    import json
+    import shutil
+    import subprocess
+    import tempfile
+    import time
+    from pathlib import Path
+
+    from otel_agent_trace.model_replay._recording import RecordingError, load_recording
+
+    command = list(args.command)
+    if not args.model_replay or not command:
+        print(
+            "otel-agent-trace: usage: replay SESSION --model-replay [options] -- python agent.py [args]",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        recording = load_recording(args.path)
+    except RecordingError as exc:
+        print(f"otel-agent-trace: {clean(exc)}", file=sys.stderr)
+        return 2
+    instrument = shutil.which(
+        "opentelemetry-instrument", path=os.path.dirname(sys.executable)
+    ) or shutil.which("opentelemetry-instrument")
+    if os.path.basename(command[0]) != "opentelemetry-instrument":
+        if instrument is None:
+            print("otel-agent-trace: opentelemetry-instrument not found (pip install opentelemetry-distro)")
+            return 2
+        command = [instrument, *command]
+    with tempfile.TemporaryDirectory(prefix="oat-replay-") as tmp:
+        report_path = args.report or os.path.join(tmp, "report.json")
+        env = dict(os.environ)
+        env.update(
+            {
+                "AGENT_TRACE_MODEL_REPLAY": os.path.abspath(args.path),
+                "AGENT_TRACE_MODEL_REPLAY_ON_DIVERGENCE": "live" if args.then_live else args.on_divergence,
+                "AGENT_TRACE_MODEL_REPLAY_TOOLS": args.tools,
+                "AGENT_TRACE_MODEL_REPLAY_REPORT": os.path.abspath(report_path),
+                "AGENT_TRACE_REPLAY_OF": recording.session_id,
+            }
+        )
+        if args.then_live:
+            env["AGENT_TRACE_MODEL_REPLAY_LIVE_URL"] = args.then_live
+        env.setdefault("AGENT_TRACE_TIER", "checkpoint")  # the new run is replayable and diffable too
+        started = time.time()
+        code = subprocess.run(command, env=env).returncode
+        try:
+            report = json.loads(Path(report_path).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            print(
+                f"otel-agent-trace: model replay: the command left no replay report (exit {code}); "
+                "was it a Python program run under our instrumentation?",
+                file=sys.stderr,
+            )
+            return code or 2
+    _print_model_replay(report, args, started)
+    if code:
+        return code
+    return 1 if report.get("divergences") or report.get("refused") else 0
+
+
+def _print_model_replay(report: dict, args: argparse.Namespace, started: float) -> None:
+    from pathlib import Path
+
+    cols = width()
+    print(
+        f"model replay of {clean(report.get('source_session'))}: {len(report.get('calls') or [])} requests, "
+        f"{report.get('answered', 0)} answered from the recording "
+        f"({report.get('recorded_exchanges', 0)} recorded, {report.get('unused', 0)} unused)"
+    )
+    for call in report.get("calls") or []:
+        where = (
+            f"recorded #{call['recorded_index']} ({call.get('entry_id')})"
+            if call.get("recorded_index")
+            else ""
+        )
+        print(fit(f"  call {call.get('call')}: {call.get('status')}  {call.get('request')}  {where}", cols))
+    divergences = report.get("divergences") or []
+    if divergences:
+        first = divergences[0]
+        print(
+            f"first divergence at call {first.get('call')} (recorded entry {clean(first.get('entry_id'))}):"
+        )
+        for line in first.get("differences") or []:
+            print("  " + clean(line).replace("\n", "\n  "))
+        if len(divergences) > 1:
+            print(f"  … and {len(divergences) - 1} later divergence(s)")
+    for refused in report.get("refused") or []:
+        print(fit(f"  refused (not sent): {clean(refused)}", cols))
+    if report.get("live"):
+        print(f"continued live against {clean(args.then_live)} after the divergence")
+    if not divergences and not report.get("refused"):
+        print("no divergence: the run made the recorded requests, in order")
+    directory = Path(os.environ.get("AGENT_TRACE_DIR") or "agent-sessions")
+    new = sorted(
+        (p for p in directory.glob("session-*.jsonl") if p.stat().st_mtime >= started - 1),
+        key=lambda p: p.stat().st_mtime,
+    )
+    if new:
+        print(
+            f"the replayed run: {clean(new[-1])}\n"
+            f"  compare: otel-agent-trace diff {clean(args.path)} {clean(new[-1])}"
+        )

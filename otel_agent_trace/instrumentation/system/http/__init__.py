@@ -4,6 +4,10 @@ redacted URL, status, duration), and raw socket connects outside them as events.
 
 One instrumentor covers several optional clients, so it requires none: a client that is not
 installed is skipped silently (``package.py`` lists the versions each hook was written for).
+
+It also keeps each ``httpx`` / ``httpx2`` exchange in the checkpoint tier for model replay, and
+starts a model replay asked for by ``AGENT_TRACE_MODEL_REPLAY`` (:mod:`._exchange`,
+:mod:`otel_agent_trace.model_replay`).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
 from wrapt import register_post_import_hook
 
 from .. import sockets
-from . import _span
+from . import _exchange, _span
 from ._clients import CLIENTS
 
 
@@ -41,8 +45,16 @@ class HTTPInstrumentor(BaseInstrumentor):
             # Now if already imported, else when it is (absent clients: never).
             register_post_import_hook(_wrap_client, module_name)
         sockets.install()
+        _exchange.install("instrumentor")
+        from otel_agent_trace.settings import get_settings
+
+        if get_settings().model_replay is not None:
+            from otel_agent_trace.model_replay import start_from_settings
+
+            start_from_settings()
 
     def _uninstrument(self, **kwargs: Any) -> None:
+        _exchange.uninstall("instrumentor")
         sockets.uninstall()
         _span.PATCHES.stop()
 

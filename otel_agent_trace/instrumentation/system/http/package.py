@@ -1,5 +1,8 @@
 """HTTP clients instrumented when present (each one optional: absent clients are skipped).
 
+``httpx`` and ``httpx2`` are also hooked at their transports (``HTTPTransport.handle_request``,
+``AsyncHTTPTransport.handle_async_request``) to keep exchanges for model replay.
+
 ``instrumentation_dependencies()`` returns nothing, because one instrumentor covers several
 optional clients; these ranges are the versions each client hook was written and tested for.
 """

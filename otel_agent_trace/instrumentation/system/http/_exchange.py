@@ -1,0 +1,330 @@
+"""Each HTTP exchange of ``httpx`` / ``httpx2`` at the transport, kept for model replay.
+
+Every supported framework reaches its model through the OpenAI or Anthropic SDK (or ``ollama``),
+and those send through ``httpx`` (``openai`` 3.x and ``anthropic`` 2.x: ``httpx2``). At the
+transport (``HTTPTransport.handle_request``, ``AsyncHTTPTransport.handle_async_request``) the
+request is final (body encoded, headers set) and the response is the bytes off the wire, before
+the client decodes them: what is kept here can be answered again byte for byte, whatever parses it.
+
+Recording (checkpoint tier only): the request (method, URL, headers without credentials, body)
+and the response (status, headers, body as the chunks the transport yielded, in order) are handed
+to the session recorder as the ``http_exchanges`` content of the current span (the model span; the
+HTTP span if one is current). The body still streams to the client chunk by chunk; what is kept
+is capped per exchange (``AGENT_TRACE_EXCHANGE_MAX_BYTES``): past the cap the rest is not kept and
+the exchange is marked ``truncated`` (such an exchange cannot be replayed).
+
+Replaying: while a player is set (:mod:`otel_agent_trace.model_replay`), every request goes to
+it instead of the network; it answers from the recording, sends to a live endpoint, or raises.
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+from opentelemetry import trace
+from wrapt import register_post_import_hook
+
+from otel_agent_trace._internal import guard, sink
+from otel_agent_trace._internal.guard import internal_error
+from otel_agent_trace.instrumentation._patching import Patches
+from otel_agent_trace.settings import TIER_CHECKPOINT, TIER_TRACE, get_settings
+
+CONTENT_KEY = "http_exchanges"
+PATCHES = Patches("agent_trace_http_exchange")
+# (module, dotted method, async)
+TRANSPORTS = (
+    ("httpx", "HTTPTransport.handle_request", False),
+    ("httpx", "AsyncHTTPTransport.handle_async_request", True),
+    ("httpx2", "HTTPTransport.handle_request", False),
+    ("httpx2", "AsyncHTTPTransport.handle_async_request", True),
+)
+# Request headers never kept (credentials); response headers that set them.
+_SECRET_WORDS = ("auth", "key", "token", "secret", "cookie", "password", "credential", "signature")
+
+_users: set[str] = set()
+_player: Any = None  # the model replay in progress (``model_replay.Player``), else None
+_seq = itertools.count(1)
+# span id → (recorder, the list of exchanges handed to it): the last spans only, for retries
+_lists: dict[int, tuple[Any, list[dict[str, Any]]]] = {}
+
+
+def set_player(player: Any) -> None:
+    """Answer every request from ``player`` (``None``: the network again)."""
+    global _player
+    _player = player
+
+
+def install(user: str) -> None:
+    """Wrap the transports (now if imported, else when they are); ``user`` names who needs it."""
+    first = not _users
+    _users.add(user)
+    if first:
+        PATCHES.start()
+        for module_name in dict.fromkeys(m for m, _p, _a in TRANSPORTS):
+            register_post_import_hook(_wrap_module, module_name)
+
+
+def uninstall(user: str) -> None:
+    _users.discard(user)
+    if not _users:
+        PATCHES.stop()
+
+
+def _wrap_module(module: Any) -> None:
+    if not PATCHES.on:
+        return
+    for module_name, dotted, is_async in TRANSPORTS:
+        if module_name == module.__name__:
+            PATCHES.wrap(module, dotted, (_async_wrapper if is_async else _sync_wrapper)(module))
+
+
+# --- the wrappers ------------------------------------------------------------------------------
+
+
+def _request_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    return args[0] if args else kwargs["request"]
+
+
+def _sync_wrapper(module: Any) -> Callable[..., Any]:
+    def wrapper(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        player = _player
+        if player is None and sink._active is None:
+            return wrapped(*args, **kwargs)
+        request = _request_of(args, kwargs)
+        keep = _recording_target(request)
+        if player is not None:
+            response = player.answer(module, request, wrapped)
+        else:
+            response = wrapped(*args, **kwargs)
+        if keep is not None:
+            return _keep(module, keep, request, response, is_async=False)
+        return response
+
+    return wrapper
+
+
+def _async_wrapper(module: Any) -> Callable[..., Any]:
+    def wrapper(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        player = _player
+        if player is None and sink._active is None:
+            return wrapped(*args, **kwargs)
+        return _run_async(module, wrapped, player, args, kwargs)
+
+    return wrapper
+
+
+async def _run_async(module: Any, wrapped: Any, player: Any, args: Any, kwargs: Any) -> Any:
+    request = _request_of(args, kwargs)
+    keep = _recording_target(request)
+    if player is not None:
+        response = await player.answer_async(module, request, wrapped)
+    else:
+        response = await wrapped(*args, **kwargs)
+    if keep is not None:
+        return _keep(module, keep, request, response, is_async=True)
+    return response
+
+
+# --- recording ---------------------------------------------------------------------------------
+
+
+def _recording_target(request: Any) -> tuple[Any, Any] | None:
+    """``(recorder, span)`` the exchange is kept under, or ``None`` (no checkpoint tier, no span,
+    our own I/O, or the trace tier would get a preview of it)."""
+    rec = sink._active
+    if rec is None or getattr(guard._local, "own_io", 0):
+        return None
+    try:
+        tiers = rec.settings.tiers  # type: ignore[attr-defined]
+        if TIER_CHECKPOINT not in tiers:
+            return None
+        # The trace tier must never see an exchange: kept only where the recorder keeps this
+        # content key out of it (see docs/model-replay.md).
+        if TIER_TRACE in tiers and CONTENT_KEY not in getattr(rec, "CHECKPOINT_ONLY_CONTENT", ()):
+            return None
+        span = trace.get_current_span()
+        if not span.is_recording():
+            return None
+        from . import _span
+
+        url = str(request.url)
+        if _span._exporter_urls and url.startswith(_span._exporter_urls):
+            return None
+    except Exception as exc:
+        internal_error("choosing where an HTTP exchange is kept", exc)
+        return None
+    return rec, span
+
+
+def _is_secret(name: str) -> bool:
+    lower = name.lower()
+    return any(word in lower for word in _SECRET_WORDS)
+
+
+def headers_of(headers: Any) -> list[list[str]]:
+    """Headers as ``[name, value]`` pairs in order, credentials left out."""
+    out = []
+    for raw_name, raw_value in headers.raw:
+        name = raw_name.decode("latin-1")
+        if not _is_secret(name):
+            out.append([name, raw_value.decode("latin-1")])
+    return out
+
+
+def body_value(data: bytes) -> Any:
+    """Bytes as JSON: text when they are UTF-8, else ``{"base64": ...}``."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return {"base64": base64.b64encode(data).decode("ascii")}
+
+
+def body_bytes(value: Any) -> bytes:
+    """The inverse of :func:`body_value`."""
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    if isinstance(value, dict) and isinstance(value.get("base64"), str):
+        return base64.b64decode(value["base64"])
+    return b""
+
+
+def request_body(request: Any) -> bytes | None:
+    """The request's body, or ``None`` when it is a stream not read yet (never read here)."""
+    content = getattr(request, "_content", None)
+    if isinstance(content, bytes):
+        return content
+    return None
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    return value.decode("ascii", "replace") if isinstance(value, bytes) else str(value)
+
+
+class _Kept:
+    """One exchange being kept: the response body is added chunk by chunk as the client reads it."""
+
+    __slots__ = ("record", "chunks", "size", "cap")
+
+    def __init__(self, record: dict[str, Any], size: int, cap: int):
+        self.record = record
+        self.chunks: list[Any] = record["response"]["chunks"]
+        self.size = size
+        self.cap = cap
+
+    def add(self, chunk: bytes) -> None:
+        response = self.record["response"]
+        response["bytes"] += len(chunk)
+        if response["truncated"]:
+            return
+        self.size += len(chunk)
+        if self.size > self.cap:
+            response["truncated"] = True
+            self.chunks.clear()  # what an exchange past the cap keeps: its sizes only
+            return
+        self.chunks.append(body_value(chunk))
+
+    def done(self) -> None:
+        self.record["response"]["complete"] = True
+
+
+def _keep(module: Any, target: tuple[Any, Any], request: Any, response: Any, *, is_async: bool) -> Any:
+    """Hand the exchange to the recorder now (the span may end before the body is read: then
+    what was read by then is written, ``complete: false``) and tee the body as it streams."""
+    rec, span = target
+    try:
+        body = request_body(request)
+        cap = get_settings().exchange_max_bytes
+        record: dict[str, Any] = {
+            "seq": next(_seq),
+            "ts": time.time_ns(),
+            "request": {
+                "method": _text(request.method),
+                "url": str(request.url),
+                "headers": headers_of(request.headers),
+                "body": body_value(body) if body is not None and len(body) <= cap else None,
+                "body_bytes": None if body is None else len(body),
+            },
+            "response": {
+                "status": response.status_code,
+                "http_version": _text(response.extensions.get("http_version")),
+                "reason": _text(response.extensions.get("reason_phrase")),
+                "headers": headers_of(response.headers),
+                "chunks": [],
+                "bytes": 0,
+                "complete": False,
+                "truncated": False,
+            },
+        }
+        kept = _Kept(record, len(body or b""), cap)
+        sid = span.get_span_context().span_id
+        exchanges = _lists.get(sid)
+        if exchanges is not None and exchanges[0] is rec:
+            exchanges[1].append(record)  # a retry within the same call: the recorder holds this list
+        else:
+            exchanges = _lists[sid] = (rec, [record])
+            if len(_lists) > 256:
+                del _lists[next(iter(_lists))]
+            rec.attach_content(span, {CONTENT_KEY: exchanges[1]})
+        response.stream = _tee_type(module, is_async)(response.stream, kept)
+    except Exception as exc:
+        internal_error("keeping an HTTP exchange", exc)
+    return response
+
+
+_tee_types: dict[tuple[str, bool], type] = {}
+
+
+def _tee_type(module: Any, is_async: bool) -> type:
+    """The stream class that passes each chunk on and keeps a copy (a subclass of the module's
+    own stream base class, which the client checks)."""
+    key = (module.__name__, is_async)
+    found = _tee_types.get(key)
+    if found is not None:
+        return found
+    if is_async:
+
+        class AsyncTee(module.AsyncByteStream):  # type: ignore[name-defined,misc]
+            def __init__(self, inner: Any, kept: _Kept):
+                self._inner = inner
+                self._kept = kept
+
+            async def __aiter__(self) -> AsyncIterator[bytes]:
+                kept = self._kept
+                async for chunk in self._inner:
+                    kept.add(chunk)
+                    yield chunk
+                kept.done()
+
+            async def aclose(self) -> None:
+                await self._inner.aclose()
+
+        found = AsyncTee
+    else:
+
+        class Tee(module.SyncByteStream):  # type: ignore[name-defined,misc]
+            def __init__(self, inner: Any, kept: _Kept):
+                self._inner = inner
+                self._kept = kept
+
+            def __iter__(self) -> Iterator[bytes]:
+                kept = self._kept
+                for chunk in self._inner:
+                    kept.add(chunk)
+                    yield chunk
+                kept.done()
+
+            def close(self) -> None:
+                self._inner.close()
+
+        found = Tee
+    _tee_types[key] = found
+    return found
+
+
+__all__ = ["CONTENT_KEY", "install", "uninstall", "set_player", "body_value", "body_bytes", "request_body"]

@@ -1,0 +1,29 @@
+"""Model replay: run an agent's own code again with every model call answered from a recording.
+
+``with model_replay("agent-sessions/<id>.checkpoint.jsonl"): run_agent()`` — or, for a whole
+program, ``otel-agent-trace replay SESSION --model-replay -- python agent.py`` — answers every
+``httpx``/``httpx2`` request (so every OpenAI, Anthropic and framework model call) from the
+checkpoint-tier recording, in order, and refuses anything else. See ``docs/model-replay.md``.
+
+Loads nothing until a name is used (``api/spans.py`` reads ``_hooks.player`` per tool call).
+"""
+
+from __future__ import annotations
+
+from otel_agent_trace._lazy import lazy_names
+
+_LAZY = {
+    "model_replay": "_api",
+    "start": "_api",
+    "stop": "_api",
+    "start_from_settings": "_api",
+    "Player": "_player",
+    "Divergence": "_player",
+    "ModelReplayStop": "_player",
+    "ModelReplayDivergence": "_player",
+    "ModelReplayRefused": "_player",
+    "RecordingError": "_recording",
+    "load_recording": "_recording",
+}
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
+__all__ = sorted(_LAZY)
