@@ -5,6 +5,7 @@ a snapshot per turn, and the session rebuilds the agent's conversation."""
 from __future__ import annotations
 
 import pytest
+from opentelemetry.trace import SpanKind
 from strands import Agent, tool
 from strands.models.openai import OpenAIModel
 
@@ -44,14 +45,17 @@ def test_tool_calling_run_is_recorded_without_duplicates(agent, llm, checkpoint,
     spans = memory_exporter.get_finished_spans()
     names = [s.name for s in spans]
     assert names.count("invoke_agent weather") == 1
-    assert names.count("chat") == 2  # Strands' own model spans, and no "chat gpt-4o-mini" of ours
-    assert not [n for n in names if n.startswith("chat gpt")]
+    # Strands' own model spans, named and of the kind of an SDK's model span; none of ours
+    assert names.count("chat gpt-4o-mini") == 2
     assert {s.instrumentation_scope.name for s in spans} == {"strands.telemetry.tracer"}
-    first, second = [s for s in spans if s.name == "chat"]
+    first, second = [s for s in spans if s.name == "chat gpt-4o-mini"]
+    assert first.kind is SpanKind.CLIENT and second.kind is SpanKind.CLIENT
     assert first.attributes["gen_ai.provider.name"] == "openai"
-    assert first.attributes["gen_ai.response.finish_reasons"] == ("tool_use",)
+    assert first.attributes["gen_ai.request.model"] == "gpt-4o-mini"
+    # the provider's own words, as the bare SDK's span has them (Strands says tool_use / end_turn)
+    assert first.attributes["gen_ai.response.finish_reasons"] == ("tool_calls",)
     assert first.attributes["agent_trace.tool_calls.ids"] == ("call_weather_1",)
-    assert second.attributes["gen_ai.response.finish_reasons"] == ("end_turn",)
+    assert second.attributes["gen_ai.response.finish_reasons"] == ("stop",)
     tool_span = next(s for s in spans if s.name == "execute_tool get_weather")
     assert tool_span.attributes["gen_ai.tool.call.id"] == "call_weather_1"  # links to the request
 
@@ -66,8 +70,9 @@ def test_tool_calling_run_is_recorded_without_duplicates(agent, llm, checkpoint,
     assert snaps[-1]["system_prompt"] == "You answer weather questions."
     assert snaps[-1]["last_query"] == "What's the weather in Paris?"
     assert snaps[-1]["last_result"] == "It is 18°C and sunny in Paris."
-    assert snaps[1]["model_info"] == {"type": "strands", "model_id": "gpt-4o-mini", "provider": "openai"}
-    assert snaps[-1]["model_info"]["type"] == "OpenAIModel"
+    # one model_info shape for every snapshot of the run
+    info = {"type": "OpenAIModel", "model_id": "gpt-4o-mini", "provider": "openai"}
+    assert [s["model_info"] for s in snaps] == [info] * 3
 
 
 def test_model_error_is_raised_and_recorded(agent, llm, memory_exporter):
@@ -75,6 +80,35 @@ def test_model_error_is_raised_and_recorded(agent, llm, memory_exporter):
     with pytest.raises(Exception) as info:
         agent("What's the weather in Paris?")
     assert "temperature" in str(info.value)
-    chat = next(s for s in memory_exporter.get_finished_spans() if s.name == "chat")
+    (chat,) = [s for s in memory_exporter.get_finished_spans() if s.name.startswith("chat")]
+    assert chat.name == "chat gpt-4o-mini" and chat.instrumentation_scope.name == "strands.telemetry.tracer"
     assert chat.status.status_code.name == "ERROR"
-    assert not [s for s in memory_exporter.get_finished_spans() if s.name.startswith("chat gpt")]
+
+
+def test_provider_from_the_model_class_without_an_instrumented_sdk(agent, llm, provider, memory_exporter):
+    """Strands' model providers whose SDK we do not instrument (Ollama, Bedrock, ...) still get
+    ``gen_ai.provider.name``: from the Strands model class (shown here with the OpenAI one)."""
+    from otel_agent_trace.instrumentation.openai import OpenAIInstrumentor
+
+    OpenAIInstrumentor().uninstrument()
+    try:
+        llm.queue("openai_chat_final_stream")
+        agent("What's the weather in Paris?")
+    finally:
+        OpenAIInstrumentor().instrument(tracer_provider=provider)
+    (chat,) = [s for s in memory_exporter.get_finished_spans() if s.name.startswith("chat")]
+    assert chat.attributes["gen_ai.provider.name"] == "openai"
+    assert chat.attributes["gen_ai.response.finish_reasons"] == ("stop",)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="needs the SDK call's result under a claimed span from _genai/model_call.begin (helper-C)",
+)
+def test_model_span_has_the_response_id_and_model(agent, llm, memory_exporter):
+    llm.queue("openai_chat_tool_call_stream", "openai_chat_final_stream")
+    agent("What's the weather in Paris?")
+    first, second = [s for s in memory_exporter.get_finished_spans() if s.name.startswith("chat")]
+    assert first.attributes["gen_ai.response.id"] == "chatcmpl-tool002"
+    assert second.attributes["gen_ai.response.id"] == "chatcmpl-final02"
+    assert first.attributes["gen_ai.response.model"] == "gpt-4o-mini-2024-07-18"
