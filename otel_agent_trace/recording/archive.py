@@ -24,6 +24,24 @@ if TYPE_CHECKING:
     from .recorder import SessionRecorder
     from .writer import TierWriter
 
+# ``fmt`` loads its modules on first use; an export's are loaded with this module (at session
+# start: lifecycle.start_session), not at exit, where defining their dataclasses would make an
+# interrupted CPython exit with status 1 instead of dying of SIGINT.
+_USES = (fmt.child_files, fmt.iter_files, fmt.build_snapshots)
+
+_unfinished: set[Path] = set()  # temporary files being written (see discard_unfinished)
+
+
+def discard_unfinished() -> None:
+    """Remove the temporary files of exports under way (the process is about to be killed by
+    ``lifecycle``'s watchdog: only SIGKILL mid-write can leave one behind)."""
+    for tmp in list(_unfinished):
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
 TIER_NOTES = {
     "trace": "Shareable trace tier: redacted; message text kept as length and SHA-256 only.",
     "checkpoint": "PRIVATE checkpoint tier: complete, unredacted messages and state. Do not share.",
@@ -71,8 +89,9 @@ def export_zip(recorder: SessionRecorder, writer: TierWriter) -> Path:
             metadata = get_redactor().redact(metadata)
         resume = _resume_state(snapshots, raw_snapshots[-1] if raw_snapshots else None, tier)
         tmp = directory / f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if tier == "checkpoint" else 0o644)
+        _unfinished.add(tmp)  # before it exists: no moment when it exists and is not known
         try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if tier == "checkpoint" else 0o644)
             with (
                 os.fdopen(fd, "wb") as raw,
                 zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED, compresslevel=6) as zf,
@@ -94,6 +113,7 @@ def export_zip(recorder: SessionRecorder, writer: TierWriter) -> Path:
                 os.unlink(tmp)
             except FileNotFoundError:
                 pass
+            _unfinished.discard(tmp)
     return final
 
 

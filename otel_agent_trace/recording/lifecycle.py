@@ -3,9 +3,13 @@ normal exit, SIGTERM, and a forked child that goes on recording."""
 
 from __future__ import annotations
 
+import _thread
 import atexit
 import os
+import signal
+import sys
 import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 from otel_agent_trace._internal import sdk_compat, sink
@@ -19,6 +23,7 @@ if TYPE_CHECKING:
 
 _auto_lock = threading.Lock()
 _sigterm_installed = False
+_ARCHIVE = __name__.rpartition(".")[0] + ".archive"
 
 
 def active_recorder() -> SessionRecorder | None:
@@ -41,6 +46,11 @@ def start_session(settings: Settings | None = None, **kwargs: Any) -> SessionRec
         current.stop()
     recorder = SessionRecorder(settings, **kwargs).start()
     install_exit_handlers()
+    if recorder.settings.write_zip and not recorder.is_child:
+        # Loaded now, not at exit: after an unhandled KeyboardInterrupt, CPython exits with status
+        # 1 instead of dying of SIGINT if an atexit callback runs exec() on a string (which an
+        # import that defines a dataclass or a namedtuple does).
+        from . import archive  # noqa: F401
     return recorder
 
 
@@ -68,9 +78,7 @@ def install_exit_handlers() -> None:
     if _sigterm_installed:
         return
     _sigterm_installed = True
-    atexit.register(stop_active)
-    import signal
-
+    atexit.register(_stop_at_exit)
     if threading.current_thread() is not threading.main_thread():
         return
     try:
@@ -86,17 +94,167 @@ def install_exit_handlers() -> None:
         pass
 
 
+# --- stopping on a signal (see docs/shutdown.md) --------------------------------------------
+#
+# What runs inside a signal handler interrupts whatever the main thread was doing, locks held
+# included. So the handler for a signal that comes while the session is being stopped only notes
+# it (two global assignments and a list append: no lock, no logging, no import), and the stop is
+# bounded by a watchdog thread that no lock of ours can hold up: once the grace period after the
+# first signal is over it removes the ZIP's temporary file and kills the process with that signal's
+# default action (reset in C, so no Python code of the main thread has to run for it).
+
+GRACE_ENV = "AGENT_TRACE_SIGNAL_GRACE_MS"  # to move to settings.py (its owner)
+DEFAULT_GRACE_MS = 20000.0
+_POLL_S = 0.05
+
+_stopping = False  # a stop at exit or on SIGTERM is under way: signals are only noted
+_signalled = 0  # the first signal noted (the process dies of it)
+_signalled_at = 0.0  # time.monotonic() when it came
+_noted: list[int] = []  # every signal noted, in order
+
+
+def _note_signal(signum: int, frame: Any) -> None:
+    """The handler of SIGINT and SIGTERM while the session is stopped: remember, nothing else."""
+    global _signalled, _signalled_at
+    if not _signalled:
+        _signalled_at = time.monotonic()
+        _signalled = signum
+    _noted.append(signum)
+
+
 def _on_sigterm(signum: int, frame: Any) -> None:
     """Write ``session.end`` and the ZIP, send what is queued for OTLP, then die of SIGTERM."""
-    import signal
+    global _stopping
+    if _stopping:  # a repeated SIGTERM before the noting handler was in place
+        _note_signal(signum, frame)
+        return
+    _stopping = True
+    _note_signal(signum, frame)
+    _defer_signals({})
+    done = _start_watchdog()
+    try:
+        _stop_quietly()
+        _flush_forwarding()
+    finally:
+        done.release()
+        _die_of(signum)
 
+
+def _stop_at_exit() -> None:
+    """atexit (normal exit, an unhandled Ctrl-C, ``sys.exit``): stop the session with SIGINT and
+    SIGTERM only noted. A SIGTERM that came meanwhile is then acted on (the process dies of it); a
+    repeated Ctrl-C is not (the process is exiting already)."""
+    global _stopping
+    if _stopping:
+        return
+    saved: dict[int, Any] = {}
+    _stopping = True
+    while True:
+        try:
+            _defer_signals(saved)
+            break
+        except KeyboardInterrupt:  # a Ctrl-C before the noting handler was in place
+            _note_signal(signal.SIGINT, None)
+    done = _start_watchdog()
+    try:
+        _stop_quietly()
+    finally:
+        done.release()
+        _restore_signals(saved)
+        _stopping = False
+    if signal.SIGTERM in _noted:
+        handler = signal.getsignal(signal.SIGTERM)
+        if handler in (signal.SIG_DFL, _on_sigterm):
+            _die_of(signal.SIGTERM)
+        elif callable(handler):
+            os.kill(os.getpid(), signal.SIGTERM)  # the application's own handler
+
+
+def _stop_quietly() -> None:
     try:
         stop_active()
     except Exception as exc:  # pragma: no cover - best effort on the way out
-        logger.warning("otel-agent-trace: export on SIGTERM failed: %s", exc)
-    _flush_forwarding()
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    os.kill(os.getpid(), signal.SIGTERM)
+        logger.warning("otel-agent-trace: stopping the session on exit failed: %s", exc)
+
+
+def _defer_signals(saved: dict[int, Any]) -> None:
+    """Route SIGINT and SIGTERM to :func:`_note_signal` (main thread only), keeping in ``saved``
+    the handlers replaced. Handlers outside Python and ignored signals are left alone."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        if signum in saved:
+            continue
+        try:
+            handler = signal.getsignal(signum)
+            if handler in (signal.SIG_IGN, None, _note_signal):
+                continue
+            signal.signal(signum, _note_signal)
+            saved[signum] = handler
+        except (ValueError, OSError):
+            pass
+
+
+def _restore_signals(saved: dict[int, Any]) -> None:
+    for signum, handler in saved.items():
+        try:
+            signal.signal(signum, handler)
+        except (ValueError, OSError):
+            pass
+
+
+def _grace_seconds() -> float:
+    try:
+        grace_ms = float(os.environ.get(GRACE_ENV) or DEFAULT_GRACE_MS)
+    except ValueError:
+        grace_ms = DEFAULT_GRACE_MS
+    return max(grace_ms, 0.0) / 1000.0
+
+
+def _start_watchdog() -> Any:
+    """Start the thread that ends the process once the grace period after the first signal is
+    over. Returns the lock to release when the stop is done. (``_thread``, not ``threading``:
+    starting it takes no lock the interrupted main thread may hold.)"""
+    done = _thread.allocate_lock()
+    done.acquire()
+    try:
+        _thread.start_new_thread(_watch, (done, _grace_seconds()))
+    except RuntimeError:  # pragma: no cover - no thread can be started: no deadline then
+        pass
+    return done
+
+
+def _watch(done: Any, grace: float) -> None:
+    try:
+        import ctypes  # loaded now, not when the deadline has come
+    except ImportError:  # pragma: no cover
+        ctypes = None  # type: ignore[assignment]
+    while not done.acquire(timeout=_POLL_S):
+        if _signalled and time.monotonic() >= _signalled_at + grace:
+            break
+    else:
+        return
+    archive = sys.modules.get(_ARCHIVE)
+    if archive is not None:
+        archive.discard_unfinished()
+    signum = _signalled
+    if ctypes is not None:
+        try:  # the default action, set in C: the main thread need not run to die of it
+            libc = ctypes.CDLL(None)
+            libc.signal.restype = ctypes.c_void_p
+            libc.signal.argtypes = (ctypes.c_int, ctypes.c_void_p)
+            libc.signal(signum, None)  # SIG_DFL
+            os.kill(os.getpid(), signum)
+            time.sleep(1.0)
+        except Exception:  # pragma: no cover
+            pass
+    os._exit(128 + signum)  # pragma: no cover - no C library to reset the signal with
+
+
+def _die_of(signum: int) -> None:
+    """End the process by ``signum``'s default action, as it would have ended without us."""
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
 
 
 def _flush_forwarding() -> None:
@@ -126,8 +284,10 @@ def _before_fork() -> None:
 
 
 def _after_fork_in_child() -> None:
-    global _auto_lock
+    global _auto_lock, _stopping, _signalled
     _auto_lock = threading.Lock()
+    _stopping, _signalled = False, 0
+    _noted.clear()
     _default_sigterm_in_child()
     rec = active_recorder()
     if rec is not None and rec.active:
@@ -143,8 +303,6 @@ def _default_sigterm_in_child() -> None:
     without us. With a Python handler, a SIGTERM that lands just before the worker blocks in a C
     call (waiting on its task queue) is never acted on, and ``Pool.terminate()`` then waits for
     it forever. Its entries are on disk already; only its ``session.end`` is left out."""
-    import signal
-
     try:
         if signal.getsignal(signal.SIGTERM) is _on_sigterm:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
