@@ -72,7 +72,8 @@ SERVER_ADDRESS = "server.address"
 SERVER_PORT = "server.port"
 
 # --- ours --------------------------------------------------------------------------------------
-SESSION_ID = "session.id"
+SESSION_ID = "session.id"  # ours unless the agent set its own (never replaced)
+AGENT_TRACE_SESSION_ID = "agent_trace.session.id"  # always ours, on every span: the key to search
 LAYER = "agent_trace.layer"
 TOOL_IMPORT_PATH = "agent_trace.tool.import_path"
 SYS_EVENTS_DROPPED = "agent_trace.sys_events.dropped"

@@ -114,7 +114,7 @@ def test_the_fleet_balances_by_trace_id_and_keeps_failed_runs():
     assert any(p["type"] == "status_code" and p["status_code"]["status_codes"] == ["ERROR"] for p in policies)
     assert set(sampling["service"]["pipelines"]["traces"]["exporters"]) == {"otlp/tempo", "otlp/jaeger"}
     text = FLEET_DOC.read_text()
-    assert '{ span.session.id = "' in text and "fleet/gateway.yaml" in text and "fleet/sampling.yaml" in text
+    assert '{ span.agent_trace.session.id = "' in text and "fleet/gateway.yaml" in text and "fleet/sampling.yaml" in text
 
 
 # --- compose files ------------------------------------------------------------------------------
@@ -233,7 +233,7 @@ def test_grafana_provisions_the_tempo_service_and_the_sessions_dashboard():
     assert all(
         t["datasource"]["uid"] == tempo["uid"] for panel in dashboard["panels"] for t in panel["targets"]
     )
-    assert '{ span.session.id = "$session" }' in " ".join(queries)
+    assert '{ span.agent_trace.session.id = "$session" }' in " ".join(queries)
     shown = " ".join(queries)
     for attribute in (
         "gen_ai.operation.name",

@@ -69,6 +69,7 @@ def resource_attributes(session: SessionSpans, service_name: str | None = None) 
     attrs: dict[str, Any] = {
         "service.name": service_name or DEFAULT_SERVICE_NAME,
         "session.id": session.session_id,
+        "agent_trace.session.id": session.session_id,
         "agent_trace.tier": session.tier,
     }
     if meta.get("hostname"):
