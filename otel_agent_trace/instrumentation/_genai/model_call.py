@@ -30,6 +30,7 @@ from otel_agent_trace._internal import genai_spans as gs
 from otel_agent_trace._internal import sink
 from otel_agent_trace._internal.guard import internal_error
 from otel_agent_trace._version import __version__
+from otel_agent_trace.instrumentation._genai.http_facts import MODEL_SPAN
 from otel_agent_trace.instrumentation._genai.jsonable import text_of
 from otel_agent_trace.settings import get_settings
 
@@ -176,15 +177,20 @@ class ModelCall:
 
     # -- context --------------------------------------------------------------------------------
 
-    def activate(self) -> object | None:
+    def activate(self) -> tuple[object, object] | None:
+        """Make our span current (and the one the HTTP request under it is recorded on)."""
         if self.mode != "own":
             return None
-        return otel_context.attach(trace.set_span_in_context(self.span))
+        return otel_context.attach(trace.set_span_in_context(self.span)), MODEL_SPAN.set(self.span)
 
     @staticmethod
-    def deactivate(token: object | None) -> None:
+    def deactivate(token: tuple[object, object] | None) -> None:
         if token is not None:
-            otel_context.detach(token)  # type: ignore[arg-type]  # logs, never raises
+            try:
+                MODEL_SPAN.reset(token[1])  # type: ignore[arg-type]
+            except ValueError:  # another context (a generator finalised elsewhere)
+                MODEL_SPAN.set(None)
+            otel_context.detach(token[0])  # type: ignore[arg-type]  # logs, never raises
 
     def call(self, wrapped: Any, args: Any, kwargs: Any) -> Any:
         """Call the SDK with this span current; on an exception, record it, end the span and

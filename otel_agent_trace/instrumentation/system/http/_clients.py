@@ -8,7 +8,7 @@ from typing import Any
 from otel_agent_trace._internal import sink
 
 from . import _span
-from ._span import Call, begin
+from ._span import begin
 
 
 def _status_of(exc: BaseException) -> Any:
@@ -22,7 +22,7 @@ def _status_of(exc: BaseException) -> Any:
     return value if isinstance(value, int) else None
 
 
-def _start(extract: Any, instance: Any, args: Any, kwargs: Any, current: bool = True) -> Call | None:
+def _start(extract: Any, instance: Any, args: Any, kwargs: Any, current: bool = True) -> Any:
     """The request's span, or ``None``: no session (one global read), or arguments we cannot read."""
     if sink._active is None or not _span.PATCHES.on:
         return None
@@ -77,13 +77,7 @@ def _async(extract: Any, status: Any) -> Any:
 
 
 async def _attached(coro: Any, call: Any) -> Any:
-    from opentelemetry import context as otel_context
-    from opentelemetry import trace
-
-    from ._span import IN_HTTP
-
-    call._token = otel_context.attach(trace.set_span_in_context(call.span))
-    call._mark = IN_HTTP.set(True)
+    call.enter()
     return await coro
 
 

@@ -20,6 +20,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from otel_agent_trace._internal import sink
 from otel_agent_trace._internal.guard import internal_error
+from otel_agent_trace.instrumentation._genai.http_facts import MODEL_SPAN, ModelRequest
 from otel_agent_trace.instrumentation._patching import Patches
 
 from .. import _names as n
@@ -66,6 +67,11 @@ class Call:
             otel_context.detach(self._token)  # logs (never raises) a token of another context
             self._token = None
 
+    def enter(self) -> None:
+        """Make the span current and mark the context (the async path, once awaited)."""
+        self._token = otel_context.attach(trace.set_span_in_context(self.span))
+        self._mark = IN_HTTP.set(True)
+
     def end(self, status: Any = None, exc: BaseException | None = None) -> None:
         self.detach()
         try:
@@ -85,8 +91,9 @@ class Call:
             internal_error("ending an HTTP span", err)
 
 
-def begin(method: Any, url: Any, *, current: bool = True) -> Call | None:
-    """Start the span of a request, or ``None`` (no session, nested in another client, ours)."""
+def begin(method: Any, url: Any, *, current: bool = True) -> Call | ModelRequest | None:
+    """Start the span of a request, or ``None`` (no session, nested in another client, ours).
+    Under a model call of ours, no span: its facts go on the model span (:class:`ModelRequest`)."""
     if sink._active is None or not PATCHES.on or IN_HTTP.get():
         return None
     if recorder() is None or otel_context.get_value(_SUPPRESS_HTTP_INSTRUMENTATION_KEY):
@@ -95,6 +102,9 @@ def begin(method: Any, url: Any, *, current: bool = True) -> Call | None:
         text = url if isinstance(url, str) else str(url)
         if _exporter_urls and text.startswith(_exporter_urls):
             return None
+        model_span = MODEL_SPAN.get()
+        if model_span is not None:
+            return ModelRequest(model_span, text, IN_HTTP, current)
         verb = (method.decode() if isinstance(method, bytes) else str(method or "GET")).upper()
         span = PATCHES.tracer().start_span(
             verb if verb in _KNOWN_METHODS else "HTTP",

@@ -1,0 +1,122 @@
+"""One model call, one span: the HTTP request under a model call of ours is recorded as
+attributes of the model span (server address and port, status, duration, resends), never as a
+second span, for the OpenAI and Anthropic clients, sync, async and streamed."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+import pytest
+
+from otel_agent_trace.instrumentation.system.http import HTTPInstrumentor
+
+USER = [{"role": "user", "content": "Hi there"}]
+
+
+@pytest.fixture(scope="module")
+def http_layer(provider: Any) -> Iterator[None]:
+    inst = HTTPInstrumentor()
+    mine = not inst.is_instrumented_by_opentelemetry
+    if mine:
+        inst.instrument(tracer_provider=provider)
+    yield
+    if mine:
+        inst.uninstrument()
+
+
+def _openai(client: Any) -> None:
+    client.chat.completions.create(model="gpt-4o-mini", messages=USER)
+
+
+def _openai_stream(client: Any) -> None:
+    for _ in client.chat.completions.create(model="gpt-4o-mini", messages=USER, stream=True):
+        pass
+
+
+async def _openai_async(client: Any) -> None:
+    await client.chat.completions.create(model="gpt-4o-mini", messages=USER)
+
+
+async def _openai_async_stream(client: Any) -> None:
+    async for _ in await client.chat.completions.create(model="gpt-4o-mini", messages=USER, stream=True):
+        pass
+
+
+def _anthropic(client: Any) -> None:
+    client.messages.create(model="claude-test", max_tokens=10, messages=USER)
+
+
+def _anthropic_stream(client: Any) -> None:
+    for _ in client.messages.create(model="claude-test", max_tokens=10, messages=USER, stream=True):
+        pass
+
+
+async def _anthropic_async(client: Any) -> None:
+    await client.messages.create(model="claude-test", max_tokens=10, messages=USER)
+
+
+async def _anthropic_async_stream(client: Any) -> None:
+    stream = await client.messages.create(model="claude-test", max_tokens=10, messages=USER, stream=True)
+    async for _ in stream:
+        pass
+
+
+CASES = {
+    "openai": ("openai_client", _openai),
+    "openai-stream": ("openai_client", _openai_stream),
+    "openai-async": ("async_openai_client", _openai_async),
+    "openai-async-stream": ("async_openai_client", _openai_async_stream),
+    "anthropic": ("anthropic_client", _anthropic),
+    "anthropic-stream": ("anthropic_client", _anthropic_stream),
+    "anthropic-async": ("async_anthropic_client", _anthropic_async),
+    "anthropic-async-stream": ("async_anthropic_client", _anthropic_async_stream),
+}
+
+
+def _trace_entries(session: Any) -> list[dict[str, Any]]:
+    with open(session.files[0], "rb") as f:
+        return [orjson.loads(line) for line in f]
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_one_span_per_model_call_with_the_http_facts_on_it(
+    case, request, http_layer, recording, llm, memory_exporter
+):
+    fixture, call = CASES[case]
+    client = request.getfixturevalue(fixture)
+    done = call(client)
+    if asyncio.iscoroutine(done):
+        asyncio.run(done)
+    spans = memory_exporter.get_finished_spans()
+    assert [s.name for s in spans] == [f"chat {'gpt-4o-mini' if 'openai' in case else 'claude-test'}"]
+    a = spans[0].attributes
+    assert a["server.address"] == "127.0.0.1" and a["server.port"] == llm.port
+    assert a["http.response.status_code"] == 200
+    assert isinstance(a["agent_trace.http.duration"], float) and a["agent_trace.http.duration"] > 0
+    assert "http.request.resend_count" not in a
+    recording.flush()
+    span_ids = {e["span_id"] for e in _trace_entries(recording) if e["type"] in ("span.start", "span.end")}
+    assert span_ids == {f"{spans[0].context.span_id:016x}"}  # no POST span in the session file either
+
+
+def test_a_retried_request_counts_its_resends(http_layer, recording, llm, memory_exporter):
+    import openai
+
+    client = openai.OpenAI(base_url=llm.openai_url, api_key="sk-test", max_retries=1)
+    llm.queue("openai_error_500", "openai_chat_text")
+    client.chat.completions.create(model="gpt-4o-mini", messages=USER)
+    (span,) = memory_exporter.get_finished_spans()
+    assert span.attributes["http.request.resend_count"] == 1
+    assert span.attributes["http.response.status_code"] == 200  # the last attempt's
+
+
+def test_a_request_outside_a_model_call_keeps_its_own_span(http_layer, recording, llm, memory_exporter):
+    import httpx2
+
+    with httpx2.Client() as client:
+        client.post(llm.openai_url + "/chat/completions", json={"model": "m", "messages": USER})
+    (span,) = memory_exporter.get_finished_spans()
+    assert span.name == "POST" and span.attributes["http.response.status_code"] == 200
