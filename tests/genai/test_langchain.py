@@ -57,6 +57,38 @@ def test_stream_passes_chunks_through(chat, memory_exporter):
     assert span.attributes["gen_ai.request.stream"] is True
     assert span.attributes["gen_ai.usage.output_tokens"] == 9
     assert "agent_trace.stream.abandoned" not in span.attributes
+    # as the non-streamed call has them: the response id (only the raw chunks carry it), the
+    # response model and the provider's finish reason
+    assert span.attributes["gen_ai.response.id"] == "chatcmpl-strm001"
+    assert span.attributes["gen_ai.response.model"] == "gpt-4o-mini-2024-07-18"
+    assert span.attributes["gen_ai.response.finish_reasons"] == ("stop",)
+
+
+async def test_async_stream_has_the_response_id(chat, memory_exporter):
+    text = "".join([c.content async for c in chat.astream("Hi there")])
+    assert text == "Hello! How can I help you today?"
+    (span,) = model_spans(memory_exporter)
+    assert span.attributes["gen_ai.response.id"] == "chatcmpl-strm001"
+
+
+def test_streamed_agent_run_model_spans_have_response_ids(llm, memory_exporter):
+    streaming = ChatOpenAI(
+        model="gpt-4o-mini", base_url=llm.openai_url, api_key="sk-test", max_retries=0, streaming=True
+    )
+    llm.queue("openai_chat_tool_call_stream", "openai_chat_final_stream")
+    agent = _react_agent(streaming)
+    chunks = list(
+        agent.stream({"messages": [("user", "What's the weather in Paris?")]}, stream_mode="messages")
+    )
+    assert "".join(c.content for c, _meta in chunks if isinstance(c, AIMessage)).endswith(
+        "It is 18°C and sunny in Paris."
+    )
+    chats = model_spans(memory_exporter)
+    assert [c.attributes["gen_ai.response.id"] for c in chats] == ["chatcmpl-tool002", "chatcmpl-final02"]
+    assert [c.attributes["gen_ai.response.finish_reasons"] for c in chats] == [("tool_calls",), ("stop",)]
+    assert chats[0].attributes["agent_trace.tool_calls.ids"] == ("call_weather_1",)
+    (run,) = [s for s in memory_exporter.get_finished_spans() if s.name == "invoke_agent weather"]
+    assert all(c.parent.span_id == run.context.span_id for c in chats)
 
 
 def test_abandoned_stream_ends_span(chat, memory_exporter):

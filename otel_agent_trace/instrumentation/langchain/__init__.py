@@ -13,10 +13,15 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
+import wrapt
+
+from otel_agent_trace._internal.guard import internal_error
 from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
 from otel_agent_trace.instrumentation._patching import Patches
 
 _CHAT = "langchain_core.language_models.chat_models"
+_OPENAI = "langchain_openai.chat_models.base"
+_OPENAI_CHUNK = "BaseChatOpenAI._convert_chunk_to_generation_chunk"
 
 
 class LangChainInstrumentor(DeferredInstrumentor):  # type: ignore[misc]
@@ -41,3 +46,15 @@ class LangChainInstrumentor(DeferredInstrumentor):  # type: ignore[misc]
             patches.wrap(_CHAT, f"BaseChatModel.{method}", chat_models.wrapper(method, patches))
         for method in ("stream", "astream"):  # langgraph is optional
             patches.wrap("langgraph.pregel", f"Pregel.{method}", graphs.wrapper(method, patches))
+        # langchain-openai (optional): the response id of a streamed call, from its raw chunks
+        wrapt.register_post_import_hook(self._on_langchain_openai, _OPENAI)
+
+    def _on_langchain_openai(self, module: Any) -> None:
+        if not type(self)._wanted:  # switched off since: a post-import hook cannot be removed
+            return
+        from otel_agent_trace.instrumentation.langchain import chat_models
+
+        try:
+            self._patches.wrap(module, _OPENAI_CHUNK, chat_models.note_raw_chunk)
+        except Exception as exc:  # never break the agent's import of its own library
+            internal_error("instrumenting langchain-openai", exc)

@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from opentelemetry import trace
+
 from otel_agent_trace import semconv
 from otel_agent_trace._internal.guard import internal_error
 from otel_agent_trace.instrumentation._genai import model_call as mc
@@ -15,6 +17,42 @@ from otel_agent_trace.instrumentation._genai.jsonable import jsonable, text_of
 from otel_agent_trace.instrumentation._genai.scoped import aiterate_in_span, iterate_in_span
 from otel_agent_trace.instrumentation._patching import Patches
 from otel_agent_trace.instrumentation.langchain.messages import PROVIDERS, to_dict, to_semconv
+
+# span id of a running chat call of ours → the response id the provider's raw chunks carried
+# (langchain-openai drops it when it turns a streamed chunk into a message chunk)
+_chunk_ids: dict[int, str | None] = {}
+
+
+def _follow(call: mc.ModelCall) -> None:
+    if call.mode == "own":
+        _chunk_ids[call.span.get_span_context().span_id] = None
+
+
+def _with_chunk_id(call: mc.ModelCall, result: mc.ModelResult) -> mc.ModelResult:
+    """The result, with the response id of its raw chunks when the message lost it."""
+    rid = _chunk_ids.pop(call.span.get_span_context().span_id, None)
+    if result.response_id is None and rid:
+        result.response_id = rid
+    return result
+
+
+def _forget(call: mc.ModelCall) -> None:
+    _chunk_ids.pop(call.span.get_span_context().span_id, None)
+
+
+def note_raw_chunk(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    """``BaseChatOpenAI._convert_chunk_to_generation_chunk(chunk, ...)``: the raw chunk's ``id``
+    (the chat completion id), for the chat span current while the stream is read."""
+    try:
+        chunk = args[0] if args else kwargs.get("chunk")
+        if _chunk_ids and isinstance(chunk, dict):
+            sid = trace.get_current_span().get_span_context().span_id
+            rid = chunk.get("id")
+            if sid in _chunk_ids and _chunk_ids[sid] is None and isinstance(rid, str) and rid:
+                _chunk_ids[sid] = rid
+    except Exception as exc:
+        internal_error("reading a langchain-openai raw chunk", exc)
+    return wrapped(*args, **kwargs)
 
 
 def _input_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -38,6 +76,8 @@ def begin(
             params[semconv.GEN_AI_REQUEST_STOP_SEQUENCES] = [str(s) for s in ls["ls_stop"]]
         model = ls.get("ls_model_name")
         call = mc.begin(provider, semconv.OP_CHAT, model, params, stream=stream, tracer=patches.tracer())
+        if call is not None:
+            _follow(call)
         if call is not None and call.wants_content:
             messages = [to_dict(m) for m in instance._convert_input(_input_of(args, kwargs)).to_messages()]
             systems = [text_of(m.get("content")) for m in messages if m.get("role") == "system"]
@@ -84,7 +124,7 @@ def result_of(message: Any) -> mc.ModelResult:
 
 def _finish(call: mc.ModelCall, message: Any) -> None:
     try:
-        call.finish(result_of(message))
+        call.finish(_with_chunk_id(call, result_of(message)))
     except Exception as exc:
         internal_error("finishing a langchain chat model call", exc)
         call.finish(mc.ModelResult())
@@ -100,7 +140,11 @@ def _invoke(patches: Patches) -> Callable[..., Any]:
         call = begin(instance, args, kwargs, stream=False, patches=patches)
         if call is None:
             return wrapped(*args, **kwargs)
-        message = call.call(wrapped, args, kwargs)
+        try:
+            message = call.call(wrapped, args, kwargs)
+        except BaseException:
+            _forget(call)
+            raise
         _finish(call, message)
         return message
 
@@ -112,7 +156,11 @@ def _ainvoke(patches: Patches) -> Callable[..., Any]:
         call = begin(instance, args, kwargs, stream=False, patches=patches)
         if call is None:
             return await wrapped(*args, **kwargs)
-        message = await call.acall(wrapped, args, kwargs)
+        try:
+            message = await call.acall(wrapped, args, kwargs)
+        except BaseException:
+            _forget(call)
+            raise
         _finish(call, message)
         return message
 
@@ -138,11 +186,13 @@ def _observe(state: _Streamed, chunk: Any) -> None:
 
 def _end(state: _Streamed, error: BaseException | None, exhausted: bool) -> None:
     if error is not None:
+        _forget(state.call)
         state.call.fail(error, result_of(state.message) if state.message is not None else None)
     else:
         try:
-            state.call.finish(result_of(state.message), abandoned=not exhausted)
+            state.call.finish(_with_chunk_id(state.call, result_of(state.message)), abandoned=not exhausted)
         except Exception as exc:
+            _forget(state.call)
             state.call.finish(mc.ModelResult(), abandoned=not exhausted)
             internal_error("finishing a langchain chat model stream", exc)
 
@@ -152,7 +202,10 @@ def _streaming(iterate: Callable[..., Any]) -> Callable[[Patches], Callable[...,
         def stream(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
             def start() -> _Streamed | None:
                 call = begin(instance, args, kwargs, stream=True, patches=patches)
-                return None if call is None or call.mode != "own" else _Streamed(call)
+                if call is not None and call.mode != "own":
+                    _forget(call)
+                    return None
+                return None if call is None else _Streamed(call)
 
             return iterate(wrapped(*args, **kwargs), start, _observe, _end)
 
