@@ -183,3 +183,78 @@ def test_multiprocessing_spawn_workers_get_the_context(recording, context_instru
             got = "|".join(pool.apply(os.getenv, (name,)) or "" for name in names)
     assert got == want
     assert not any(name in os.environ for name in names)
+
+
+def test_threads_spawning_at_once_each_give_their_child_their_own_context(recording, context_instrumented):
+    """Threads start children at the same moment, each under its own span (subprocess with the
+    inherited environment, multiprocessing's spawn), and some under no span at all: every child
+    gets its own thread's span as TRACEPARENT (none for those under no span), and this process's
+    environment never holds a TRACEPARENT meanwhile (it is never changed to lend one)."""
+    import multiprocessing
+    import threading
+
+    from opentelemetry import trace
+
+    ctx = multiprocessing.get_context("spawn")
+    threads_with_span, threads_without, rounds = 6, 3, 3
+    barrier = threading.Barrier(threads_with_span + threads_without)
+    results: dict[int, list[tuple[str, str | None, str | None]]] = {}
+    errors: list[BaseException] = []
+    seen_in_environ: list[str] = []
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.is_set():
+            value = os.environ.get("TRACEPARENT")
+            if value is not None:
+                seen_in_environ.append(value)
+
+    def spawn(index: int) -> None:
+        got: list[tuple[str, str | None, str | None]] = []
+        try:
+            queue = ctx.Queue()
+            barrier.wait(60)
+            for _ in range(rounds):
+                if index < threads_with_span:
+                    with oat.tool(f"spawn-{index}"):
+                        span = trace.get_current_span().get_span_context()
+                        want = f"00-{span.trace_id:032x}-{span.span_id:016x}-{int(span.trace_flags):02x}"
+                        shown = subprocess.run(
+                            ["sh", "-c", 'echo "$TRACEPARENT"'], capture_output=True, text=True
+                        )
+                        worker = ctx.Process(target=_report_environment, args=(queue,))
+                        worker.start()
+                        got.append((want, shown.stdout.strip(), queue.get(timeout=120)[0]))
+                        worker.join(60)
+                else:
+                    shown = subprocess.run(
+                        ["sh", "-c", 'echo "$TRACEPARENT"'], capture_output=True, text=True
+                    )
+                    got.append(("", shown.stdout.strip(), ""))
+        except BaseException as exc:  # reported by the test's thread
+            errors.append(exc)
+        results[index] = got
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    workers = [threading.Thread(target=spawn, args=(i,)) for i in range(threads_with_span + threads_without)]
+    try:
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(300)
+    finally:
+        stop.set()
+        watcher.join()
+    assert not errors, errors
+    assert not seen_in_environ, (
+        f"os.environ held TRACEPARENT while children were spawned: {seen_in_environ[:3]}"
+    )
+    for index, got in sorted(results.items()):
+        assert len(got) == rounds, (index, got)
+        for want, from_shell, from_spawn in got:
+            assert from_shell == want, f"thread {index}: a subprocess got {from_shell!r}, not {want!r}"
+            if index < threads_with_span:
+                assert from_spawn == want, (
+                    f"thread {index}: a spawned worker got {from_spawn!r}, not {want!r}"
+                )

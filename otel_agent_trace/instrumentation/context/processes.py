@@ -13,8 +13,11 @@ Hooks: ``subprocess.Popen._execute_child`` (``subprocess.*``, ``asyncio`` subpro
 ``os.execv``/``os.execve`` (every ``os.exec*``, ``os.spawn*``, ``pty.spawn`` goes through them,
 including DevDuck's ``pty.fork()`` + ``os.execvp``); ``os.posix_spawn``/``posix_spawnp``;
 ``os.system`` (the variables are exported by the shell command, since ``system()`` reads the
-process environment); and an ``os.register_at_fork`` child hook that updates ``os.environ`` of a
-forked child, for whatever it runs next.
+process environment); ``multiprocessing``'s spawn (``spawnv_passfds``, through
+``_posixsubprocess.fork_exec`` on the same thread); and an ``os.register_at_fork`` child hook
+that updates ``os.environ`` of a forked child (in the child only), for whatever it runs next.
+Each child gets its environment explicitly: this process's ``os.environ`` is never changed, so
+children spawned at the same moment on other threads each get their own span's context.
 """
 
 from __future__ import annotations
@@ -170,35 +173,37 @@ def _system(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
     return wrapped(*args, **kwargs)
 
 
-_environ_lock = threading.Lock()
+_spawning = threading.local()  # .env: the environment multiprocessing's spawn on this thread passes
+_ENV_ARG = 5  # _posixsubprocess.fork_exec(args, executables, close_fds, pass_fds, cwd, env, ...)
 
 
 def _spawnv_passfds(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
     """``multiprocessing``'s spawn start method runs a fresh interpreter through
-    ``_posixsubprocess`` with this process's environment and no ``env`` argument: lend it the
-    variables for that one call. (Not for the forkserver: its workers are forked later, for other
-    callers, so the context at its own start would be the wrong parent for them.)"""
+    ``_posixsubprocess.fork_exec`` with no environment (the child inherits this process's): the
+    environment with the variables is handed, on this thread only, to :func:`_fork_exec`, which
+    passes it explicitly. ``os.environ`` is never changed (another thread spawning at the same
+    moment would inherit what it holds). Not for the forkserver: its workers are forked later, for
+    other callers, so the context at its own start would be the wrong parent for them."""
     if not PATCHES.on or any("forkserver" in str(a) for a in (args[1] if len(args) > 1 else ())):
         return wrapped(*args, **kwargs)
-    extra = _child_variables_safely()
-    if not extra:
+    env = child_environment(None)
+    if env is None:
         return wrapped(*args, **kwargs)
-    with _environ_lock:
-        saved = {key: os.environ.get(key) for key in extra}
-        os.environ.update(extra)
-        try:
-            return wrapped(*args, **kwargs)
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
+    _spawning.env = [os.fsencode(k) + b"=" + os.fsencode(v) for k, v in env.items()]
+    try:
+        return wrapped(*args, **kwargs)
+    finally:
+        _spawning.env = None
 
 
-@never_raise("multiprocessing environment", default=None)
-def _child_variables_safely() -> dict[str, str] | None:
-    return child_variables()
+def _fork_exec(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    """``_posixsubprocess.fork_exec``: inside :func:`_spawnv_passfds` on this thread, the
+    environment it prepared instead of the inherited one (``None``); anything else unchanged."""
+    env = getattr(_spawning, "env", None)
+    if env is not None and not kwargs and len(args) > _ENV_ARG and args[_ENV_ARG] is None:
+        _spawning.env = None  # one child per spawn
+        args = (*args[:_ENV_ARG], env, *args[_ENV_ARG + 1 :])
+    return wrapped(*args, **kwargs)
 
 
 def _after_fork_in_child() -> None:
@@ -218,6 +223,9 @@ def _targets() -> list[tuple[Any, str, Any]]:
     if os.name == "posix":
         targets += [(os, "execv", _execv), (os, "execve", _execve), (os, "system", _system)]
         targets += [(os, "posix_spawn", _posix_spawn), (os, "posix_spawnp", _posix_spawnp)]
+        import _posixsubprocess
+
+        targets.append((_posixsubprocess, "fork_exec", _fork_exec))
         mp_util = sys.modules.get("multiprocessing.util")  # not imported for it (~20 ms): see instrument()
         if mp_util is not None:
             targets.append((mp_util, "spawnv_passfds", _spawnv_passfds))
