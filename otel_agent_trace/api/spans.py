@@ -19,6 +19,7 @@ from opentelemetry.trace import Span
 from otel_agent_trace._internal import genai_spans as gs
 from otel_agent_trace._internal.guard import never_raise
 from otel_agent_trace._internal.sdk_compat import detach_quietly
+from otel_agent_trace.model_replay import _hooks as _replay
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -89,6 +90,24 @@ class SpanScope:
 
     def __call__(self, fn: F) -> F:
         return _decorate(fn, self.kind, self.name, self._attrs)
+
+
+_RUN = object()  # "run the tool": no recorded result answers this call
+
+
+def _recorded_result(kind: str, name: str | None, scope: SpanScope) -> Any:
+    """With a model replay answering tools from its recording (``--tools recorded``), the
+    recorded result of this tool call (matched by call id and name); else :data:`_RUN`. Raises
+    the replay's stop when no recorded call is left and the replay stops at divergences."""
+    player = _replay.player
+    if player is None or kind != "tool":
+        return _RUN
+    attrs = getattr(scope.span, "attributes", None) or {}
+    found, result = player.tool_result(name or "tool", attrs.get("gen_ai.tool.call.id"))
+    if not found:
+        return _RUN
+    scope.set_attribute("agent_trace.replay.tool_result", "recorded")
+    return result
 
 
 def _decorate(fn: F, kind: str, name: str | None, attrs: dict[str, Any]) -> F:
@@ -184,7 +203,9 @@ def _decorate(fn: F, kind: str, name: str | None, attrs: dict[str, Any]) -> F:
         async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
             s = enter(args, kwargs)
             try:
-                result = await fn(*args, **kwargs)
+                result = _recorded_result(kind, name, s)
+                if result is _RUN:
+                    result = await fn(*args, **kwargs)
             except BaseException as exc:
                 s.__exit__(type(exc), exc, exc.__traceback__)
                 raise
@@ -198,7 +219,9 @@ def _decorate(fn: F, kind: str, name: str | None, attrs: dict[str, Any]) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         s = enter(args, kwargs)
         try:
-            result = fn(*args, **kwargs)
+            result = _recorded_result(kind, name, s)
+            if result is _RUN:
+                result = fn(*args, **kwargs)
         except BaseException as exc:
             s.__exit__(type(exc), exc, exc.__traceback__)
             raise
