@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 import aiohttp
 import httpx
 import httpx2
+import orjson
 import pytest
 import requests
 import urllib3
@@ -24,6 +25,8 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 import otel_agent_trace as oat
 from otel_agent_trace._internal.guard import own_io
+from otel_agent_trace.settings import Settings
+from tests.services.phoenix import phoenix as phoenix  # the real OTLP receiver, as a fixture
 
 from .conftest import entries, events_under, spans_under, tool_start
 
@@ -122,13 +125,14 @@ def test_each_client_makes_one_client_span_under_the_tool(client, session, memor
     assert span.kind is SpanKind.CLIENT
     assert span.name == "GET"
     port = urlsplit(http_server).port
-    assert dict(span.attributes) | {"session.id": None} == {
+    session_keys = {"session.id": None, "agent_trace.session.id": None}  # the session's tag(s)
+    assert dict(span.attributes) | session_keys == {
         "http.request.method": "GET",
         "url.full": url,
         "server.address": "127.0.0.1",
         "server.port": port,
         "http.response.status_code": 200,
-        "session.id": None,
+        **session_keys,
     }
     assert span.end_time > span.start_time
     all_entries = entries(session)
@@ -166,14 +170,67 @@ def test_a_connection_failure_is_an_error_span_and_the_error_is_unchanged(sessio
     assert "http.response.status_code" not in span.attributes
 
 
-def test_credentials_and_secret_query_values_are_redacted(session, memory_exporter, http_server):
+def _both_tier_session(tmp_path) -> oat.Session:
+    directory = tmp_path / "both"
+    return oat.session(
+        "urls", directory=directory, settings=Settings(directory=directory, tiers=("trace", "checkpoint"))
+    )
+
+
+def test_the_url_is_captured_whole_and_redacted_by_the_trace_tier_only(
+    system_layer, provider, memory_exporter, http_server, tmp_path
+):
     port = urlsplit(http_server).port
-    with oat.tool("secrets"):
-        requests.get(f"http://alice:hunter2@127.0.0.1:{port}/q?api_key=abcdef123456&page=1", timeout=10)
+    url = f"http://alice:hunter2@127.0.0.1:{port}/q?api_key=abcdef123456&page=1"
+    with _both_tier_session(tmp_path) as s:
+        with oat.tool("secrets"):
+            requests.get(url, timeout=10)
+        files = list(s.files)
     (span,) = _http_spans(memory_exporter, "secrets")
-    url = span.attributes["url.full"]
-    assert "hunter2" not in url and "alice" not in url and "abcdef123456" not in url
-    assert url.endswith("&page=1") and f"127.0.0.1:{port}/q?api_key=" in url
+    assert span.attributes["url.full"] == url  # capture keeps it as it is: the tiers decide
+    trace_file, checkpoint_file = sorted(files, key=lambda p: p.name.endswith(".checkpoint.jsonl"))
+    assert checkpoint_file.name.endswith(".checkpoint.jsonl")
+
+    def urls(path):
+        return [e["attributes"]["url.full"] for e in map(orjson.loads, path.read_bytes().splitlines())
+                if "url.full" in (e.get("attributes") or {})]  # fmt: skip
+
+    (shared,) = urls(trace_file)
+    assert "hunter2" not in shared and "alice" not in shared and "abcdef123456" not in shared
+    assert shared.endswith("&page=1") and f"127.0.0.1:{port}/q?api_key=" in shared
+    assert urls(checkpoint_file) == [url]  # the checkpoint tier is complete: re-execution needs it
+
+
+AGENT = """
+import os, urllib.request
+from opentelemetry import trace
+
+with trace.get_tracer("agent").start_as_current_span("fetching") as span:
+    urllib.request.urlopen(os.environ["FETCH_URL"], timeout=10).read()
+print(format(span.get_span_context().trace_id, "032x"))
+"""
+
+
+@pytest.mark.phoenix
+def test_the_otlp_stream_gets_the_url_redacted(tmp_path, phoenix, http_server):
+    from tests.e2e.helpers import run_instrumented
+
+    port = urlsplit(http_server).port
+    url = f"http://127.0.0.1:{port}/q?api_key=abcdef123456&page=1"  # (urllib takes no user-info)
+    script = tmp_path / "agent.py"
+    script.write_text(AGENT)
+    env = {**phoenix.otlp_env("http/protobuf"), "FETCH_URL": url, "AGENT_TRACE_TIER": "both"}
+    env["AGENT_TRACE_DIR"] = str(tmp_path / "sessions")
+    done = run_instrumented(script, tmp_path, env)
+    assert done.returncode == 0, done.stderr
+    spans = phoenix.spans(done.stdout.strip().splitlines()[-1], expect=2)
+    (get,) = [s for s in spans if s["name"] == "GET"]
+    received = (
+        get["attributes"]["url"]["full"] if "url" in get["attributes"] else get["attributes"]["url.full"]
+    )
+    assert "hunter2" not in received and "abcdef123456" not in received and received.endswith("&page=1")
+    checkpoint = next((tmp_path / "sessions").glob("*.checkpoint.jsonl")).read_text()
+    assert url in checkpoint
 
 
 def test_a_request_from_a_thread_of_the_tool_belongs_to_the_tool(session, memory_exporter, http_server):

@@ -3,7 +3,8 @@
 A request passes through several layers (``requests`` → ``urllib3`` → ``http.client``;
 ``urllib.request`` → ``http.client``): the outermost instrumented layer makes the span and marks
 the context, so the layers below add nothing (one span, never two). The mark also tells the
-socket hook that an HTTP client is involved.
+socket hook that an HTTP client is involved. The URL is kept as it is (``url.full``); the trace
+tier and the OTLP stream redact it, the checkpoint tier keeps it whole.
 """
 
 from __future__ import annotations
@@ -119,11 +120,11 @@ def begin(method: Any, url: Any, *, current: bool = True) -> Call | ModelRequest
 
 
 def attributes(method: str, url: str) -> dict[str, Any]:
-    from otel_agent_trace.redaction import get_redactor  # compiled at the first request, not at start-up
-
+    """The request's attributes, the URL as it is: redaction is the tiers' and the forwarding's
+    business (the checkpoint tier keeps the real URL, the trace tier and OTLP a redacted one)."""
     attrs: dict[str, Any] = {
         n.HTTP_REQUEST_METHOD: method if method in _KNOWN_METHODS else "_OTHER",
-        n.URL_FULL: get_redactor().redact_text(url),
+        n.URL_FULL: url,
     }
     if method not in _KNOWN_METHODS:
         attrs["http.request.method_original"] = method
