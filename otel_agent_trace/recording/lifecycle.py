@@ -291,11 +291,41 @@ def _after_fork_in_child() -> None:
     _default_sigterm_in_child()
     rec = active_recorder()
     if rec is not None and rec.active:
+        _leave_inherited_spans_to_the_parent()
         try:
             rec._continue_in_forked_child()
         except Exception as exc:
             sink.set_active(None)  # record nothing rather than corrupt the parent's file
             report_once("fork", "otel-agent-trace: cannot record in the forked process: %s", exc)
+
+
+_forked_ns = 0  # when this process was forked (0: not a forked child)
+
+
+def _leave_inherited_spans_to_the_parent() -> None:
+    """In a forked child, spans the parent started (the agent or tool span the child was forked
+    under, open in the child's copy of memory) are the parent's to end. A child that unwinds them
+    (``sys.exit`` through a ``with`` block) would otherwise end them a second time: a ``span.end``
+    (with the ``SystemExit``) in the child's file and a second copy sent to the OTLP backend. From
+    the fork on, ``end()`` of a span that started before the fork does nothing in the child (a
+    span started by the child starts after the fork)."""
+    global _forked_ns
+    _forked_ns = time.time_ns()
+    from opentelemetry.sdk.trace import Span
+
+    if getattr(Span.end, "_agent_trace_forked", False):
+        return
+    original = Span.end
+
+    def end(self: Any, end_time: int | None = None) -> None:
+        start = self._start_time
+        if start is not None and start < _forked_ns:
+            return  # the parent's span: the parent ends it
+        original(self, end_time)
+
+    end._agent_trace_forked = True  # type: ignore[attr-defined]
+    end.__wrapped__ = original  # type: ignore[attr-defined]
+    Span.end = end  # type: ignore[method-assign]
 
 
 def _default_sigterm_in_child() -> None:

@@ -61,6 +61,31 @@ def test_forked_children_write_their_own_files_joined_to_the_session(tmp_path):
     assert len(joins) == len(children) and all(j["parent_id"] in ids for j in joins)
 
 
+def test_a_forked_child_that_exits_through_the_parents_span_does_not_end_it(tmp_path):
+    """The ``os.fork`` child of forking_agent.py leaves by ``sys.exit`` through the parent's
+    ``with oat.agent(...)`` block: the agent span is the parent's, ended once, by the parent (no
+    ``span.end`` of it, nor the ``SystemExit``, in any child file)."""
+    done = run_instrumented(AGENTS / "forking_agent.py", tmp_path)
+    assert done.returncode == 0, done.stderr
+    directory = tmp_path / "agent-sessions"
+    parent_path = only_session(directory)
+    own = list(fmt.iter_entries(parent_path))
+    started_here = {e["span_id"] for e in own if e["type"] in (fmt.SPAN_START, fmt.SPAN_END)}
+    agent = next(e for e in own if e["type"] == fmt.SPAN_START and e.get("name") == "invoke_agent forker")
+    ends: Counter[str] = Counter(e["span_id"] for e in own if e["type"] == fmt.SPAN_END)
+    children = sorted(directory.glob(f"{parent_path.name[: -len(fmt.JSONL_SUFFIX)]}.p*.jsonl"))
+    assert len(children) >= 2
+    for path in children:
+        for entry in fmt.iter_entries(path):
+            if entry["type"] == fmt.SPAN_END:
+                assert entry["span_id"] not in started_here, f"{path.name} ends the parent's span {entry}"
+                ends[entry["span_id"]] += 1
+            if entry["type"] == fmt.SPAN_EVENT:
+                assert entry.get("name") != "exception", f"{path.name}: the child's exit on a parent's span"
+    assert ends[agent["span_id"]] == 1
+    assert [sid for sid, n in ends.items() if n > 1] == []
+
+
 _FORK_SIGNALS = """
 import os, signal
 import otel_agent_trace as oat
