@@ -51,10 +51,7 @@ def test_tool_calls_are_named_with_their_ids(openai_client, llm, memory_exporter
     assert span.attributes["gen_ai.response.finish_reasons"] == ("tool_calls",)
     assert span.attributes["agent_trace.tool_calls.ids"] == ("call_weather_1",)
     assert span.attributes["agent_trace.tool_calls.names"] == ("get_weather",)
-    events = [e for e in span.events if e.name == "gen_ai.tool.call"]
-    assert [(e.attributes["gen_ai.tool.name"], e.attributes["gen_ai.tool.call.id"]) for e in events] == [
-        ("get_weather", "call_weather_1")
-    ]
+    assert not span.events  # the ids and names above say it all: no event repeats them
 
 
 def test_stream_passes_through_and_ends_span_on_exhaustion(openai_client, memory_exporter):

@@ -18,12 +18,19 @@ def is_given(value: Any) -> bool:
 
 
 def jsonable(value: Any, depth: int = 0) -> Any:
-    """A JSON-compatible copy: pydantic models dumped without ``None`` fields, sentinels dropped."""
+    """A JSON-compatible value: pydantic models dumped without ``None`` fields, sentinels dropped.
+    A dict of strings to scalars is returned as it is (never modified by us): a message object
+    the agent sends again is the same object each call (a recorder can know it by identity)."""
     if isinstance(value, _SCALARS):
         return value
     if depth > 40:
         return repr(value)
     if isinstance(value, dict):
+        for k, v in value.items():
+            if type(k) is not str or not isinstance(v, _SCALARS):
+                break
+        else:  # already plain JSON (most messages): the object itself, no copy
+            return value
         return {str(k): jsonable(v, depth + 1) for k, v in value.items() if is_given(v) or v is None}
     if isinstance(value, (list, tuple)):
         return [jsonable(v, depth + 1) for v in value]

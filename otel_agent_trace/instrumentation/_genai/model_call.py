@@ -397,16 +397,9 @@ def _set_result_attributes(span: Span, result: ModelResult) -> None:
             attrs[key] = value
     if result.finish_reasons:
         attrs[semconv.GEN_AI_RESPONSE_FINISH_REASONS] = [str(r) for r in result.finish_reasons]
-    if result.tool_calls:
+    if result.tool_calls:  # (no gen_ai.tool.call event each: the same facts, a second time)
         attrs[semconv.TOOL_CALL_IDS] = [cid or "" for cid, _ in result.tool_calls]
         attrs[semconv.TOOL_CALL_NAMES] = [name or "" for _, name in result.tool_calls]
-        for cid, name in result.tool_calls:
-            event: dict[str, Any] = {}
-            if name:
-                event[semconv.GEN_AI_TOOL_NAME] = name
-            if cid:
-                event[semconv.GEN_AI_TOOL_CALL_ID] = cid
-            span.add_event(TOOL_CALL_EVENT, event)
     span.set_attributes(attrs)
 
 
