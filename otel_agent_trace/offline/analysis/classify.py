@@ -57,7 +57,9 @@ _PARSE = re.compile(
 def span_kind(name: str, layer: Any, attributes: dict[str, Any]) -> str:
     """The kind of a span from its attributes, layer and name."""
     op = attributes.get(semconv.GEN_AI_OPERATION_NAME)
-    if op in MODEL_OPERATIONS:
+    if op.__class__ is not str:
+        op = None
+    elif op in MODEL_OPERATIONS:
         return KIND_MODEL
     if op == semconv.OP_EXECUTE_TOOL or layer == "tool":
         return KIND_TOOL
@@ -72,7 +74,9 @@ def span_kind(name: str, layer: Any, attributes: dict[str, Any]) -> str:
 
 def start_kind(name: str, layer: Any, op: Any) -> str:
     """The kind of a running span from what its start says (no process or HTTP attributes yet)."""
-    if op in MODEL_OPERATIONS:
+    if op.__class__ is not str:
+        op = None
+    elif op in MODEL_OPERATIONS:
         return KIND_MODEL
     if op == semconv.OP_EXECUTE_TOOL or layer == "tool":
         return KIND_TOOL

@@ -41,6 +41,16 @@ _KIND_MODEL, _KIND_TOOL, _KIND_PROCESS = cls.KIND_MODEL, cls.KIND_TOOL, cls.KIND
 _KIND_HTTP, _KIND_AGENT = cls.KIND_HTTP, cls.KIND_AGENT
 _SPAN_END, _SPAN_START, _SPAN_EVENT = fmt.SPAN_END, fmt.SPAN_START, fmt.SPAN_EVENT
 _MESSAGE, _SNAPSHOT, _LAYER_SYS, _ERROR = fmt.MESSAGE, fmt.SNAPSHOT, fmt.LAYER_SYS, fmt.STATUS_ERROR
+_OP_TOOL = semconv.OP_EXECUTE_TOOL
+_TOOL_NAME, _TOOL_ARGS = semconv.GEN_AI_TOOL_NAME, semconv.GEN_AI_TOOL_CALL_ARGUMENTS
+_REQUEST_MODEL, _RESPONSE_MODEL = semconv.GEN_AI_REQUEST_MODEL, semconv.GEN_AI_RESPONSE_MODEL
+_FINISH_REASONS = semconv.GEN_AI_RESPONSE_FINISH_REASONS
+_COMMAND_KEYS = cls.COMMAND_KEYS
+_FILE_ACCESS = "agent_trace.file.access"
+_WRITE_ACCESS = frozenset({"write", "readwrite", "append"})
+_WRITE_EVENTS = frozenset({"file.delete", "file.rename", "file.write"})
+_NO_ATTRS: dict[str, Any] = {}  # read, never written
+_dumps, _SORT_KEYS, _crc32 = orjson.dumps, orjson.OPT_SORT_KEYS, zlib.crc32
 
 
 def _d(value: Any) -> dict[str, Any]:
@@ -69,21 +79,12 @@ def _preview(value: Any, limit: int = PREVIEW) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _arguments_key(value: Any) -> int:
-    """Arguments as a number: the length and CRC-32 of their canonical JSON (stable, cheap)."""
-    try:
-        raw = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-    except (TypeError, orjson.JSONEncodeError):
-        raw = repr(value).encode("utf-8", "replace")
-    return (len(raw) << 32) | zlib.crc32(raw)
-
-
 def arguments_digest(key: int) -> str:
     """The arguments key as hex (for output)."""
     return f"{key:012x}"
 
 
-@dataclass
+@dataclass(slots=True)
 class Stat:
     """Count, total and longest duration, errors and tokens of a group of spans."""
 
@@ -151,7 +152,7 @@ class Verification:
     ts: int
 
 
-@dataclass
+@dataclass(slots=True)
 class LoopKey:
     tool: str
     count: int = 0
@@ -195,6 +196,8 @@ class Accumulator:
     # spans started and not yet ended: span id -> its span.start entry
     open: dict[str, dict[str, Any]] = field(default_factory=dict)
     slowest: list[tuple[int, int, str, str, str]] = field(default_factory=list)
+    slow_floor: int = -1  # the shortest of the slowest spans once there are SLOWEST of them
+    _slow_seq: int = 0
     failures: list[Failure] = field(default_factory=list)
     failure_count: int = 0
     failures_by_stage: dict[str, int] = field(default_factory=dict)
@@ -231,20 +234,21 @@ class Accumulator:
         return _answer(entry.get("content"), entry.get("content_chars"), entry.get("content_sha256"))
 
     # --- feeding --------------------------------------------------------------------------
+    #
+    # The hot path. Most entries are messages, span starts, span ends and file events: those are
+    # handled inline in :meth:`consume` or by one bound method each, with no per-entry dicts or
+    # tuples; what a span's end needs (its name, the error text, the loop key, the verification
+    # check) is computed only for the kinds of span that use it. Times: a span's end, a session
+    # entry and the last entry of each file move the clock (``last_ts``); messages and span
+    # starts in between never end a run later than the entries after them.
 
     def feed(self, entry: dict[str, Any]) -> None:
-        """Take one entry into account (the hot path: a few dict lookups for most entries)."""
+        """Take one entry into account."""
         self.entries += 1
+        self._ts(entry)
         kind = entry.get("type")
-        ts = entry.get("ts")
-        if ts.__class__ is not int or ts <= 0:
-            ts = 0
-        elif ts > self.last_ts:
-            self.last_ts = ts
-            if not self.first_ts:
-                self.first_ts = ts
         if kind == _SPAN_END:
-            self._span_end(entry, ts)
+            self._span_end(entry)
         elif kind == _MESSAGE:
             self.messages += 1
             if entry.get("role") == "assistant" and not entry.get("tool_calls"):
@@ -256,8 +260,64 @@ class Accumulator:
         elif kind == _SPAN_EVENT:
             self.events += 1
             if entry.get("layer") == _LAYER_SYS:
-                self._sys_event(entry, ts)
-        elif kind == _SNAPSHOT:
+                self._sys_event(entry)
+        else:
+            self._other(entry, kind)
+
+    def consume(self, entries: Iterable[dict[str, Any]]) -> None:
+        """:meth:`feed` every entry (the same result), the common ones inline."""
+        it = iter(entries)
+        for entry in it:
+            self.feed(entry)  # the first entry of a file starts the clock
+            break
+        else:
+            return
+        open_spans = self.open
+        span_end, sys_event, other = self._span_end, self._sys_event, self._other
+        count = messages = events = 0
+        last_answer = self.last_answer
+        try:
+            for entry in it:
+                count += 1
+                kind = entry.get("type")
+                if kind == _SPAN_END:
+                    span_end(entry)
+                elif kind == _MESSAGE:
+                    messages += 1
+                    if entry.get("role") == "assistant" and not entry.get("tool_calls"):
+                        last_answer = entry
+                elif kind == _SPAN_START:
+                    sid = entry.get("span_id")
+                    if sid.__class__ is str:
+                        open_spans[sid] = entry
+                elif kind == _SPAN_EVENT:
+                    events += 1
+                    if entry.get("layer") == _LAYER_SYS:
+                        sys_event(entry)
+                else:
+                    other(entry, kind)
+        finally:
+            self.entries += count
+            self.messages += messages
+            self.events += events
+            self.last_answer = last_answer
+            self._ts(entry)  # the file's last entry: the run lasted at least until then
+
+    def _ts(self, entry: dict[str, Any]) -> int:
+        """An entry's time (0 when it has none), moving the session's first and last times."""
+        ts = entry.get("ts")
+        if ts.__class__ is not int or ts <= 0:
+            return 0
+        if ts > self.last_ts:
+            self.last_ts = ts
+            if not self.first_ts:
+                self.first_ts = ts
+        return ts
+
+    def _other(self, entry: dict[str, Any], kind: Any) -> None:
+        """Entries met once or rarely: snapshots, session start, join and end."""
+        ts = self._ts(entry)
+        if kind == _SNAPSHOT:
             self.snapshots += 1
         elif kind == fmt.SESSION_START or kind == fmt.SESSION_JOIN:
             self._session_start(entry, kind, ts)
@@ -265,32 +325,6 @@ class Accumulator:
             self.ended = True
             self.end_duration_ns = _int(entry.get("duration_ns"))
             self.end_unfinished = _int(entry.get("unfinished_spans"))
-
-    def consume(self, entries: Iterable[dict[str, Any]]) -> None:
-        """:meth:`feed` every entry, the most common ones (messages, span starts) inline."""
-        feed = self.feed
-        open_spans = self.open
-        count = messages = 0
-        last_answer = self.last_answer
-        try:
-            for entry in entries:
-                kind = entry.get("type")
-                if kind == _MESSAGE:
-                    count += 1
-                    messages += 1
-                    if entry.get("role") == "assistant" and not entry.get("tool_calls"):
-                        last_answer = entry
-                elif kind == _SPAN_START:
-                    count += 1
-                    sid = entry.get("span_id")
-                    if sid.__class__ is str:
-                        open_spans[sid] = entry
-                else:
-                    feed(entry)
-        finally:
-            self.entries += count
-            self.messages += messages
-            self.last_answer = last_answer
 
     def _session_start(self, entry: dict[str, Any], kind: str, ts: int) -> None:
         self.files += 1
@@ -301,69 +335,93 @@ class Accumulator:
             self.metadata = _d(entry.get("metadata"))
             self.start_ts = ts
 
-    def _sys_event(self, entry: dict[str, Any], ts: int) -> None:
+    def _sys_event(self, entry: dict[str, Any]) -> None:
         name = entry.get("name")
         if name == "file.open":
-            access = _d(entry.get("attributes")).get("agent_trace.file.access")
-            if access not in ("write", "readwrite", "append"):
+            attrs = entry.get("attributes")
+            if attrs.__class__ is not dict or attrs.get(_FILE_ACCESS) not in _WRITE_ACCESS:
                 return
-        elif name not in ("file.delete", "file.rename", "file.write"):
+        elif name not in _WRITE_EVENTS:
             return
         self.writes += 1
-        if ts > self.last_write_ts:
+        ts = entry.get("ts")
+        if ts.__class__ is int and ts > self.last_write_ts:
             self.last_write_ts = ts
 
-    def _span_end(self, entry: dict[str, Any], ts: int) -> None:
+    def _span_end(self, entry: dict[str, Any]) -> None:
+        """A span's end: the stats every span has, then its kind's own handler."""
         attrs = entry.get("attributes")
         if attrs.__class__ is not dict:
-            attrs = {}
-        name = entry.get("name")
-        if name.__class__ is not str:
-            name = _text(name)
-        layer = entry.get("layer")
-        if layer.__class__ is not str:
-            layer = _text(layer)
+            attrs = _NO_ATTRS
         sid = entry.get("span_id")
         if sid.__class__ is str:
             self.open.pop(sid, None)
+        ts = entry.get("ts")
+        if ts.__class__ is not int or ts <= 0:
+            ts = 0
+        elif ts > self.last_ts:
+            self.last_ts = ts
+            if not self.first_ts:
+                self.first_ts = ts
         duration = entry.get("duration_ns")
         if duration.__class__ is not int or duration < 0:
             duration = 0
         status = entry.get("status")
         error = status.__class__ is dict and status.get("code") == _ERROR
-        eid = entry.get("id")
-        if eid.__class__ is not str:
-            eid = _text(eid)
+        layer = entry.get("layer")
+        if layer.__class__ is not str:
+            layer = _text(layer)
         stat = self.by_layer.get(layer)
         if stat is None:
             stat = self.by_layer[layer] = Stat()
-        stat.add(duration, error)
+        stat.count += 1
+        stat.total_ns += duration
+        if duration > stat.max_ns:
+            stat.max_ns = duration
+        if error:
+            stat.errors += 1
+        if duration > self.slow_floor:
+            self._slow(entry, duration, layer)
+        op = attrs.get(_OP)
+        if op == _OP_TOOL:
+            self._tool(entry, attrs, duration, error, status, ts)
+        elif op.__class__ is str and op in _MODEL_OPS:
+            self._model(entry, attrs, duration, error, status, ts)
+        else:
+            kind = cls.span_kind(_name(entry), layer, attrs)
+            if kind == _KIND_TOOL:
+                self._tool(entry, attrs, duration, error, status, ts)
+            elif kind == _KIND_PROCESS:
+                self._process(entry, attrs, error, status, ts)
+            elif kind == _KIND_HTTP:
+                self._http(entry, attrs, error, ts)
+            elif kind == _KIND_AGENT:
+                self._agent(entry, error, status, ts)
+
+    def _slow(self, entry: dict[str, Any], duration: int, layer: str) -> None:
+        """One of the slowest spans so far (a bounded heap; ``slow_floor`` its smallest)."""
+        self._slow_seq += 1
+        item = (duration, self._slow_seq, _name(entry), _eid(entry), layer)
         slow = self.slowest
         if len(slow) < SLOWEST:
-            heapq.heappush(slow, (duration, self.entries, name, eid, layer))
-        elif duration > slow[0][0]:
-            heapq.heapreplace(slow, (duration, self.entries, name, eid, layer))
-        op = attrs.get(_OP)
-        kind = _KIND_MODEL if op in _MODEL_OPS else cls.span_kind(name, layer, attrs)
-        why = ""
-        if error:
-            why = _text(attrs.get(semconv.ERROR_TYPE))
-            desc = _text(status.get("description"))  # type: ignore[union-attr]
-            why = f"{why}: {desc}" if why and desc and not desc.startswith(why) else desc or why or "error"
-        if kind == _KIND_TOOL:
-            self._tool(entry, attrs, name, duration, error, why, eid, ts)
-        elif kind == _KIND_MODEL:
-            self._model(attrs, name, duration, error, why, eid, ts)
-        elif kind == _KIND_PROCESS:
-            self._process(entry, attrs, name, error, why, eid, ts)
-        elif kind == _KIND_HTTP:
-            self._http(entry, attrs, name, error, eid, ts)
-        elif kind == _KIND_AGENT and self._outermost_agent(entry.get("parent_span_id")):
-            content = entry.get("content")
-            if content.__class__ is dict and "agent_output" in content:
-                self.agent_answer = content["agent_output"]
-            if error:  # the run failed; the stage is decided by what failed under it (checks.outcome)
-                self.root_errors.append(Failure(cls.failure_stage(why, ""), "agent", eid, name, why, ts))
+            heapq.heappush(slow, item)
+            if len(slow) < SLOWEST:
+                return
+        else:
+            heapq.heapreplace(slow, item)
+        self.slow_floor = slow[0][0]
+
+    def _agent(self, entry: dict[str, Any], error: bool, status: Any, ts: int) -> None:
+        if not self._outermost_agent(entry.get("parent_span_id")):
+            return
+        content = entry.get("content")
+        if content.__class__ is dict and "agent_output" in content:
+            self.agent_answer = content["agent_output"]
+        if error:  # the run failed; the stage is decided by what failed under it (checks.outcome)
+            why = _why(entry.get("attributes"), status)
+            self.root_errors.append(
+                Failure(cls.failure_stage(why, ""), "agent", _eid(entry), _name(entry), why, ts)
+            )
 
     def _outermost_agent(self, parent: Any) -> bool:
         """No agent span above this one (a trace root, or under a plain span or another file's)."""
@@ -372,15 +430,20 @@ class Accumulator:
 
     # --- kinds of spans -------------------------------------------------------------------
 
-    def _model(self, attrs, name, duration, error, why, eid, ts) -> None:  # type: ignore[no-untyped-def]
+    def _model(self, entry, attrs, duration, error, status, ts) -> None:  # type: ignore[no-untyped-def]
         # the model asked for: the same key for a failed call and its retry
-        model = attrs.get(semconv.GEN_AI_REQUEST_MODEL) or attrs.get(semconv.GEN_AI_RESPONSE_MODEL) or name
+        model = attrs.get(_REQUEST_MODEL) or attrs.get(_RESPONSE_MODEL) or _name(entry)
         if model.__class__ is not str:
             model = _text(model)
         stat = self.by_model.get(model)
         if stat is None:
             stat = self.by_model[model] = Stat()
-        stat.add(duration, error)
+        stat.count += 1
+        stat.total_ns += duration
+        if duration > stat.max_ns:
+            stat.max_ns = duration
+        if error:
+            stat.errors += 1
         tokens_in = attrs.get(_TOKENS_IN, 0)
         if tokens_in.__class__ is not int:
             tokens_in = 0
@@ -392,18 +455,21 @@ class Accumulator:
         cache = attrs.get(_TOKENS_CACHE)
         if cache.__class__ is int:
             stat.cache_read_tokens += cache
-        reasons = attrs.get(semconv.GEN_AI_RESPONSE_FINISH_REASONS)
+        reasons = attrs.get(_FINISH_REASONS)
+        limited = False
         if reasons.__class__ is not list:
             reasons = []
-        limited = False
-        for reason in reasons:
-            if reason.__class__ is str and reason in _LIMIT_REASONS:
-                limited = True
+        elif reasons:
+            try:
+                limited = not _LIMIT_REASONS.isdisjoint(reasons)
+            except TypeError:  # an unhashable reason: look at the strings one by one
+                limited = any(r.__class__ is str and r in _LIMIT_REASONS for r in reasons)
         if error:
-            self._fail(cls.failure_stage(why, cls.MODEL), "model:" + model, eid, name, why, ts)
+            why = _why(attrs, status)
+            self._fail(cls.failure_stage(why, cls.MODEL), "model:" + model, entry, why, ts)
         elif limited:
             reason = f"finish reason {', '.join(map(str, reasons))}"
-            self._fail(cls.LIMITS, "model:" + model, eid, name, reason, ts)
+            self._fail(cls.LIMITS, "model:" + model, entry, reason, ts)
         elif self.unrecovered:
             self._ok("model:" + model)
         if self.steps:
@@ -413,37 +479,52 @@ class Accumulator:
                 detail += f", finish {', '.join(map(str, reasons))}"
             if isinstance(asked, list) and asked:
                 detail += f", asks {', '.join(str(a) for a in asked)}"
-            self._step("model", model, ts - duration if ts else 0, duration, error, why, detail, eid)
+            why = _why(attrs, status) if error else ""
+            self._step("model", model, ts - duration if ts else 0, duration, why, detail, _eid(entry))
 
-    def _tool(self, entry, attrs, name, duration, error, why, eid, ts) -> None:  # type: ignore[no-untyped-def]
-        tool = attrs.get(semconv.GEN_AI_TOOL_NAME)
+    def _tool(self, entry, attrs, duration, error, status, ts) -> None:  # type: ignore[no-untyped-def]
+        tool = attrs.get(_TOOL_NAME)
         if tool.__class__ is not str or not tool:
+            name = _name(entry)
             tool = _text(tool) or name.removeprefix("execute_tool ").strip() or name
         stat = self.by_tool.get(tool)
         if stat is None:
             stat = self.by_tool[tool] = Stat()
-        stat.add(duration, error)
+        stat.count += 1
+        stat.total_ns += duration
+        if duration > stat.max_ns:
+            stat.max_ns = duration
+        if error:
+            stat.errors += 1
         if self.actions:
             self.action_list.append(sys.intern(tool))
         content = entry.get("content")
         if content.__class__ is not dict:
-            content = {}
+            content = _NO_ATTRS
         if "tool_arguments" in content:
             has_args, args = True, content["tool_arguments"]
         else:
-            has_args = semconv.GEN_AI_TOOL_CALL_ARGUMENTS in attrs
-            args = attrs.get(semconv.GEN_AI_TOOL_CALL_ARGUMENTS)
+            has_args = _TOOL_ARGS in attrs
+            args = attrs.get(_TOOL_ARGS)
         if error:
-            self._fail(cls.failure_stage(why, cls.TOOL), "tool:" + tool, eid, name, why, ts)
+            why = _why(attrs, status)
+            self._fail(cls.failure_stage(why, cls.TOOL), "tool:" + tool, entry, why, ts)
         elif self.unrecovered:
             self._ok("tool:" + tool)
         if has_args:
-            self._loop(tool, _arguments_key(args), error, eid)
-        sid = entry.get("span_id")
-        if sid in self.verified_parents:
-            self.verified_parents.discard(sid)  # a verification process under it already counted
+            try:  # the loop key: length and CRC-32 of the arguments' canonical JSON
+                raw = _dumps(args, option=_SORT_KEYS)
+            except (TypeError, orjson.JSONEncodeError):
+                raw = repr(args).encode("utf-8", "replace")
+            self._loop((tool, (len(raw) << 32) | _crc32(raw)), error, entry)
+        verified = self.verified_parents
+        if verified and entry.get("span_id") in verified:
+            verified.discard(entry.get("span_id"))  # a verification process under it already counted
         else:
-            command = cls.command_in_arguments(args) if has_args else ""
+            if not has_args or (args.__class__ is dict and args.keys().isdisjoint(_COMMAND_KEYS)):
+                command = ""  # the common case: no command among the arguments
+            else:
+                command = cls.command_in_arguments(args)
             vkind = self._verification_kind(command) if command else None
             if vkind is None:
                 vkind = self.tool_kinds.get(tool, "")
@@ -455,7 +536,7 @@ class Accumulator:
                 if isinstance(result, dict):
                     code = result.get("exit_code", result.get("returncode"))
                 passed = not error and (code is None or code == 0)
-                self._verify(vkind, _preview(command or args, PREVIEW) or tool, passed, eid, ts, name)
+                self._verify(vkind, _preview(command or args, PREVIEW) or tool, passed, entry, ts)
         if self.steps:
             detail = f"args {_preview(args, 120)}" if has_args else ""
             if "tool_result" in content:
@@ -463,27 +544,30 @@ class Accumulator:
             call_id = attrs.get(semconv.GEN_AI_TOOL_CALL_ID)
             if call_id:
                 detail = f"[{_text(call_id)}] {detail}"
-            self._step("tool", tool, ts - duration if ts else 0, duration, error, why, detail, eid)
+            why = _why(attrs, status) if error else ""
+            self._step("tool", tool, ts - duration if ts else 0, duration, why, detail, _eid(entry))
 
-    def _process(self, entry, attrs, name, error, why, eid, ts) -> None:  # type: ignore[no-untyped-def]
+    def _process(self, entry, attrs, error, status, ts) -> None:  # type: ignore[no-untyped-def]
         self.processes += 1
         command = cls.command_text(attrs)
         exit_code = attrs.get(semconv.PROCESS_EXIT_CODE)
         failed = error or (type(exit_code) is int and exit_code != 0)
         vkind = self._verification_kind(command)
-        exe = _text(attrs.get("process.executable.name")) or name.removeprefix("process ").strip()
         if vkind is not None:
             parent = entry.get("parent_span_id")
             if isinstance(parent, str) and parent in self.open:
                 self.verified_parents.add(parent)
-            self._verify(vkind, _preview(command, PREVIEW), not failed, eid, ts, name)
-        elif failed:
+            self._verify(vkind, _preview(command, PREVIEW), not failed, entry, ts)
+            return
+        exe = _text(attrs.get("process.executable.name")) or _name(entry).removeprefix("process ").strip()
+        if failed:
+            why = _why(attrs, status) if error else ""
             reason = why or f"exit code {exit_code}"
-            self._fail(cls.failure_stage(why, cls.SYS), "sys:" + exe, eid, name, reason, ts)
+            self._fail(cls.failure_stage(why, cls.SYS), "sys:" + exe, entry, reason, ts)
         elif self.unrecovered:
             self._ok("sys:" + exe)
 
-    def _http(self, entry, attrs, name, error, eid, ts) -> None:  # type: ignore[no-untyped-def]
+    def _http(self, entry, attrs, error, ts) -> None:  # type: ignore[no-untyped-def]
         self.http_requests += 1
         parent = entry.get("parent_span_id")
         under = self.open.get(parent) if isinstance(parent, str) else None
@@ -495,14 +579,14 @@ class Accumulator:
         if error or (type(code) is int and code >= 400):
             reason = f"HTTP {code}" if code is not None else "request failed"
             stage = cls.LIMITS if code == 429 else cls.SYS
-            self._fail(stage, key, eid, name, reason, ts)
+            self._fail(stage, key, entry, reason, ts)
         else:
             self._ok(key)
 
     # --- failures, verification, loops ----------------------------------------------------
 
-    def _fail(self, stage: str, key: str, eid: str, name: str, reason: str, ts: int) -> None:
-        failure = Failure(stage, key, eid, name, reason[:300], ts)
+    def _fail(self, stage: str, key: str, entry: dict[str, Any], reason: str, ts: int) -> None:
+        failure = Failure(stage, key, _eid(entry), _name(entry), reason[:300], ts)
         self.failure_count += 1
         self.failures_by_stage[stage] = self.failures_by_stage.get(stage, 0) + 1
         if self.first_failure is None:
@@ -528,26 +612,25 @@ class Accumulator:
                 memo[command] = kind
         return kind
 
-    def _verify(self, kind: str, command: str, passed: bool, eid: str, ts: int, name: str) -> None:
+    def _verify(self, kind: str, command: str, passed: bool, entry: dict[str, Any], ts: int) -> None:
         self.verifications += 1
         counts = self.verification_kinds.setdefault(kind, [0, 0])
         counts[0] += 1
         counts[1] += passed
-        self.last_verification = Verification(kind, command, passed, eid, ts)
+        self.last_verification = Verification(kind, command, passed, _eid(entry), ts)
         key = "verification:" + kind
         if passed:
             self._ok(key)
         else:
-            self._fail(cls.VERIFICATION, key, eid, name, f"{kind} failed: {command}", ts)
+            self._fail(cls.VERIFICATION, key, entry, f"{kind} failed: {command}", ts)
 
-    def _loop(self, tool: str, arguments: int, error: bool, eid: str) -> None:
-        key = (tool, arguments)
+    def _loop(self, key: tuple[str, int], error: bool, entry: dict[str, Any]) -> None:
         loop = self.loops.get(key)
         if loop is None:
             if len(self.loops) >= LOOP_KEYS_KEPT:
                 self.last_tool_key = key
                 return
-            loop = self.loops[key] = LoopKey(tool, first_entry=eid)
+            loop = self.loops[key] = LoopKey(key[0], first_entry=_eid(entry))
         loop.count += 1
         loop.failed += error
         loop.streak = loop.streak + 1 if self.last_tool_key == key else 1
@@ -555,7 +638,7 @@ class Accumulator:
             loop.max_streak = loop.streak
         self.last_tool_key = key
 
-    def _step(self, kind, name, start, duration, error, why, detail, eid) -> None:  # type: ignore[no-untyped-def]
+    def _step(self, kind, name, start, duration, why, detail, eid) -> None:  # type: ignore[no-untyped-def]
         if len(self.step_list) >= self.steps:
             self.steps_dropped += 1
             return
@@ -565,11 +648,28 @@ class Accumulator:
                 "name": name,
                 "start_ts": start,
                 "duration_s": round(duration / 1e9, 6),
-                "error": why if error else None,
+                "error": why or None,
                 "detail": detail,
                 "entry_id": eid,
             }
         )
+
+
+def _name(entry: dict[str, Any]) -> str:
+    name = entry.get("name")
+    return name if name.__class__ is str else _text(name)
+
+
+def _eid(entry: dict[str, Any]) -> str:
+    eid = entry.get("id")
+    return eid if eid.__class__ is str else _text(eid)
+
+
+def _why(attrs: Any, status: Any) -> str:
+    """The text of a span's error: its ``error.type`` and status description."""
+    why = _text(attrs.get(semconv.ERROR_TYPE)) if attrs.__class__ is dict else ""
+    desc = _text(status.get("description")) if status.__class__ is dict else ""
+    return f"{why}: {desc}" if why and desc and not desc.startswith(why) else desc or why or "error"
 
 
 def open_span(entry: dict[str, Any]) -> tuple[str, str, str, int, str]:
