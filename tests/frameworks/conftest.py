@@ -16,10 +16,22 @@ from tests.fakes.llm_server import FakeLLMServer
 @pytest.fixture(scope="package", autouse=True)
 def instrumented(provider: Any) -> Iterator[None]:
     from otel_agent_trace.instrumentation.context import ContextInstrumentor
+    from otel_agent_trace.instrumentation.langchain import LangChainInstrumentor
+    from otel_agent_trace.instrumentation.langchain_tools import LangChainToolsInstrumentor
     from otel_agent_trace.instrumentation.openai import OpenAIInstrumentor
     from otel_agent_trace.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+    from otel_agent_trace.instrumentation.strands import StrandsInstrumentor
+    from otel_agent_trace.instrumentation.strands_tools import StrandsToolsInstrumentor
 
-    instrumentors = [ContextInstrumentor(), OpenAIInstrumentor(), OpenAIAgentsInstrumentor()]
+    instrumentors = [
+        ContextInstrumentor(),
+        OpenAIInstrumentor(),
+        OpenAIAgentsInstrumentor(),
+        LangChainInstrumentor(),
+        LangChainToolsInstrumentor(),
+        StrandsInstrumentor(),
+        StrandsToolsInstrumentor(),
+    ]
     mine = [inst for inst in instrumentors if not inst.is_instrumented_by_opentelemetry]
     for inst in mine:
         inst.instrument(tracer_provider=provider)
