@@ -47,6 +47,7 @@ from collections.abc import Iterable, Mapping
 from operator import is_
 from typing import Any
 
+from otel_agent_trace import message_text
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace._internal.guard import internal_error, report_once
 
@@ -581,7 +582,28 @@ class Redactor:
             internal_error("redaction", exc)
             return shown, {"redaction": marker("error")}
 
-    def _attributes(self, attributes: Mapping[str, Any]) -> dict[str, Any]:
+    def redact_span_hiding_text(
+        self, name: str, attributes: Mapping[str, Any] | None
+    ) -> tuple[str, dict[str, Any] | None]:
+        """:meth:`redact_span` with message text (:mod:`otel_agent_trace.message_text`: prompts,
+        answers, a framework's ``gen_ai.input.messages`` …) reduced to its length and SHA-256: the
+        shareable tier without content capture. Judged per key with the rest of the key, so a
+        span with no message text pays nothing for the rule."""
+        try:
+            self._refresh()
+            shown = self._text(name) if type(name) is str else self._value(name, 0)
+        except Exception as exc:
+            internal_error("redaction", exc)
+            shown = marker("error")
+        if not attributes:
+            return shown, None
+        try:
+            return shown, self._attributes(attributes, True)
+        except Exception as exc:
+            internal_error("redaction", exc)
+            return shown, {"redaction": marker("error")}
+
+    def _attributes(self, attributes: Mapping[str, Any], hide_text: bool = False) -> dict[str, Any]:
         """Each ``key: value`` as :meth:`_pair` redacts it, the common cases without it.
 
         A key is judged once (:meth:`_key_state`). Under a secret-looking key a value is replaced
@@ -592,10 +614,11 @@ class Redactor:
         also accepts a newline), so a clean join means each keeps its text but for the home
         prefix; otherwise each takes every rule. Keys whose strings keep being new (ids, URLs)
         stop filling the memo. Sequences (command lines, headers) and anything else take
-        :meth:`_pair`, memoised."""
+        :meth:`_pair`, memoised. A key holding message text (state 3) never enters a memo: with
+        ``hide_text`` its value becomes its digest; otherwise it is redacted like a plain one."""
         clean = self._prefilter
         if clean is None or self._user:
-            return self._memoised_attributes(attributes)
+            return self._memoised_attributes(attributes, hide_text)
         seen = self._seen
         states = self._key_states
         out: dict[str, Any] = {}
@@ -613,6 +636,19 @@ class Redactor:
             state = states.get(key)
             if state is None:
                 state = self._key_state(key)
+            if state == 3:  # message text
+                if hide_text:
+                    out[key] = None if value is None else message_text.digest(value)
+                    continue
+                if kind is str:
+                    if new is None:
+                        new = [(key, value)]
+                    else:
+                        new.append((key, value))
+                    out[key] = value
+                    continue
+                out[key] = self._pair(key, value)[1]
+                continue
             if state == 0:
                 if kind is str:
                     if new is None:
@@ -646,7 +682,8 @@ class Redactor:
             else:
                 shown = self._home_prefix(text)
             out[key] = shown
-            self._see(key, text, shown)
+            if states.get(key) != 3:  # message text is never remembered (see hide_text)
+                self._see(key, text, shown)
         return out
 
     def _see(self, key: str, text: str, shown: str) -> None:
@@ -669,18 +706,25 @@ class Redactor:
         texts[text] = shown
         self._seen_count += 1
 
-    def _memoised_attributes(self, attributes: Mapping[str, Any]) -> dict[str, Any]:
-        """:meth:`_attributes` with no prefilter (user patterns, or no RE2): each pair memoised."""
+    def _memoised_attributes(self, attributes: Mapping[str, Any], hide_text: bool = False) -> dict[str, Any]:
+        """:meth:`_attributes` with no prefilter (user patterns, or no RE2): each pair memoised
+        (message text never: it is not repeated, and must not come back from a memo hidden)."""
         out: dict[str, Any] = {}
+        states = self._key_states
         for key, value in attributes.items():
             kind = type(value)
-            if kind is int or kind is float:  # only the key decides (token counts, pids, ports)
-                state = self._key_states.get(key)
-                if state is None:
-                    state = self._key_state(key)
-                if state >= 0:
-                    out[key] = self._under_secret_key(key, value, state == 2, 0) if state else value
-                    continue
+            state = states.get(key)
+            if state is None:
+                state = self._key_state(key)
+            if state == 3:
+                if hide_text:
+                    out[key] = None if value is None else message_text.digest(value)
+                else:
+                    out[key] = self._pair(key, value)[1]
+                continue
+            if (kind is int or kind is float) and state >= 0:  # the key decides (tokens, pids, ports)
+                out[key] = self._under_secret_key(key, value, state == 2, 0) if state else value
+                continue
             # A str by its value (most attributes), a sequence (headers, args) by its items.
             pair = (key, value) if kind is str else (key, kind, tuple(value) if kind is list else value)
             hit = self._memoised_pair(key, value, pair)
@@ -701,11 +745,15 @@ class Redactor:
 
     def _key_state(self, key: Any) -> int:
         """For :meth:`_attributes`: 0 a plain key, 1 a secret-looking one, 2 one whose
-        numbers are secret too, -1 a key that redaction changes (or not a string)."""
+        numbers are secret too, 3 one holding message text (:mod:`otel_agent_trace.message_text`),
+        -1 a key that redaction changes (or not a string)."""
         state = -1
         if type(key) is str and "<redacted:" not in key and self._text(key) == key:
-            secret, numeric = _key_verdict(key)
-            state = (2 if numeric else 1) if secret else 0
+            if message_text.is_text_attribute(key):
+                state = 3
+            else:
+                secret, numeric = _key_verdict(key)
+                state = (2 if numeric else 1) if secret else 0
         _remember(self._key_states, key, state, 4096)
         return state
 

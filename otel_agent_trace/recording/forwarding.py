@@ -5,7 +5,7 @@ Every exporter our configurator sets up other than the session files (``otlp``, 
 is wrapped, so spans of any instrumentation, ours or a third party's, are redacted alike. Message
 text follows ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``: with it on, it is redacted
 like everything else; off (the default), message text a framework put on its own spans or events
-(the keys :mod:`.message_keys` names) leaves as its length and SHA-256 only.
+(the keys :mod:`otel_agent_trace.message_text` names) leaves as its length and SHA-256 only.
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, Spa
 from opentelemetry.trace import Link, Status
 
 from otel_agent_trace._internal.guard import logger, own_io, report_once
+from otel_agent_trace.message_text import without_text
 from otel_agent_trace.redaction import Redactor, get_redactor
 from otel_agent_trace.settings import get_settings
 
 from . import quiet
-from .message_keys import without_text
 
 # Once the backend has been seen failing, exit waits at most this long for it (seconds).
 FAILING_EXIT_SECONDS = 2.0

@@ -2,7 +2,7 @@
 
 * ``trace`` (shareable, the default): redacted; message text reduced to its length and SHA-256
   unless content capture is on, wherever it comes from (our capture, a framework's own span
-  attributes and events: :mod:`.message_keys`); a snapshot's system prompt always so; tool
+  attributes and events: :mod:`otel_agent_trace.message_text`); a snapshot's system prompt always so; tool
   arguments and results as bounded, redacted previews.
 * ``checkpoint`` (private): everything, unredacted (redaction would corrupt resumed context);
   files ``0600``, directories we create ``0700``.
@@ -15,11 +15,10 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from otel_agent_trace import message_text
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace._internal.guard import report_once
 from otel_agent_trace.settings import TIER_CHECKPOINT, Settings
-
-from . import message_keys
 
 if TYPE_CHECKING:
     from otel_agent_trace.redaction import Redactor
@@ -27,7 +26,7 @@ if TYPE_CHECKING:
 # Content keys that are conversation messages (stored once each as ``message`` entries).
 MESSAGE_KEYS = ("input_messages", "output_messages")
 # Content keys that are message-like text: reduced to chars + sha256 in the trace tier.
-TEXT_KEYS = message_keys.TEXT_CONTENT_KEYS
+TEXT_KEYS = message_text.TEXT_CONTENT_KEYS
 # Content keys kept as chars + sha256 in the trace tier even with content capture on (a snapshot's
 # system prompt: repeated in every snapshot, and a host's may embed its machine's facts).
 HASH_ONLY_KEYS = frozenset({"system_prompt"})
@@ -61,10 +60,12 @@ class TierPolicy:
         self._limit = settings.preview_chars
         self._keep_text = settings.content_captured
         if not self.full and redactor is not None:
+            # The hot path, every span: the redactor's own method, no hop (message text is judged
+            # with the rest of each key, once per key).
             if self._keep_text:
-                self.span = redactor.redact_span  # type: ignore[method-assign]  # the hot path: no hop
+                self.span = redactor.redact_span  # type: ignore[method-assign]
             else:
-                self.span = _span_without_text(redactor.redact_span)  # type: ignore[method-assign]
+                self.span = redactor.redact_span_hiding_text  # type: ignore[method-assign]
 
     # Attributes and names -----------------------------------------------------------------
 
@@ -73,17 +74,17 @@ class TierPolicy:
         if self.full or not attributes:
             return attributes
         if not self._keep_text:
-            attributes = message_keys.without_text(attributes, event)  # type: ignore[assignment]
+            attributes = message_text.without_text(attributes, event)  # type: ignore[assignment]
         if self._redactor is None:
             return attributes
         return self._redactor.redact_attributes(attributes)
 
     def span(self, name: str, attributes: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None]:
         """A span's name and attributes as this tier shows them (``None`` for no attributes).
-        In a redacted tier the instance's ``span`` is the redactor's ``redact_span`` (after
-        :meth:`_span_without_text` when message text is not kept)."""
+        In a redacted tier the instance's ``span`` is the redactor's ``redact_span`` (or
+        ``redact_span_hiding_text`` when message text is not kept)."""
         if attributes and not self.full and not self._keep_text:
-            attributes = message_keys.without_text(attributes)  # type: ignore[assignment]
+            attributes = message_text.without_text(attributes)  # type: ignore[assignment]
         return name, attributes or None
 
     def text(self, value: str) -> str:
@@ -144,7 +145,7 @@ class TierPolicy:
                 return self.value(value)
             if value is None:
                 return None
-            return message_keys.digest(value)
+            return message_text.digest(value)
         return self.preview(value)
 
 
@@ -201,17 +202,3 @@ def tier_file(settings: Settings, tier: str, default: Path, *, child: bool = Fal
         return default
     explicit = Path(explicit).expanduser()
     return explicit.parent / default.name if child else explicit
-
-
-def _span_without_text(redact_span: Any) -> Any:
-    """The trace tier's ``span`` without content capture: message text reduced, then redacted. A
-    closure over what it calls (every span of the trace tier goes through it)."""
-    is_text_key = message_keys.is_text_key
-    without_text = message_keys.without_text
-
-    def span(name: str, attributes: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None]:
-        if attributes and any(map(is_text_key, attributes)):  # most spans: no text
-            attributes = without_text(attributes)  # type: ignore[assignment]
-        return redact_span(name, attributes)
-
-    return span

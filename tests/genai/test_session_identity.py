@@ -44,7 +44,8 @@ def test_a_hosts_session_id_is_kept_and_ours_is_on_every_span(llm, checkpoint, m
     lines = [orjson.loads(line) for line in path.read_bytes().splitlines()]
     agent_lines = [e for e in lines if e.get("name") == "invoke_agent weather"]
     assert agent_lines
-    assert {(e.get("attributes") or {}).get("session.id") for e in agent_lines} == {"devduck-2026-12-01"}
+    values = {(e.get("attributes") or {}).get("session.id") for e in agent_lines} - {None}
+    assert values == {"devduck-2026-12-01"}  # (an end line may leave out what its start said)
     assert load_session(path).session_id == ours
 
 

@@ -1,7 +1,9 @@
 """Which span attributes and event attributes carry message text, whoever wrote them.
 
-One rule set for the session files' shareable tier (:mod:`.tiers`) and for the OTLP stream
-(:mod:`.forwarding`), so the two cannot disagree. Message text is what a user or a model said:
+One rule set for the session files' shareable tier (:mod:`otel_agent_trace.recording.tiers`;
+on the span hot path the redactor applies it per key, :meth:`Redactor.redact_span_hiding_text`)
+and for the OTLP stream (:mod:`otel_agent_trace.recording.forwarding`), so the two cannot
+disagree. Message text is what a user or a model said:
 prompts, answers, system instructions, agent inputs and outputs, tool messages. Where it is not
 to be shared, it is reduced to its length and SHA-256 (:func:`digest`).
 
