@@ -209,17 +209,20 @@ def _text(value: Any) -> str | None:
 class _Kept:
     """One exchange being kept: the response body is added chunk by chunk as the client reads it."""
 
-    __slots__ = ("record", "chunks", "size", "cap")
+    __slots__ = ("record", "chunks", "size", "cap", "expected")
 
-    def __init__(self, record: dict[str, Any], size: int, cap: int):
+    def __init__(self, record: dict[str, Any], size: int, cap: int, expected: int | None):
         self.record = record
         self.chunks: list[Any] = record["response"]["chunks"]
         self.size = size
         self.cap = cap
+        self.expected = expected  # content-length: complete once read, even if never read past
 
     def add(self, chunk: bytes) -> None:
         response = self.record["response"]
         response["bytes"] += len(chunk)
+        if self.expected is not None and response["bytes"] >= self.expected:
+            response["complete"] = True
         if response["truncated"]:
             return
         self.size += len(chunk)
@@ -261,7 +264,8 @@ def _keep(module: Any, target: tuple[Any, Any], request: Any, response: Any, *, 
                 "truncated": False,
             },
         }
-        kept = _Kept(record, len(body or b""), cap)
+        length = response.headers.get("content-length")
+        kept = _Kept(record, len(body or b""), cap, int(length) if length and length.isdigit() else None)
         sid = span.get_span_context().span_id
         exchanges = _lists.get(sid)
         if exchanges is not None and exchanges[0] is rec:

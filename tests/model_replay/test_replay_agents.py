@@ -1,0 +1,157 @@
+"""Record a real agent once (checkpoint tier, fake model server), stop the server, and run the
+agent again with ``otel-agent-trace replay --model-replay``: the same run, with no network."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.fakes.llm_server import FakeLLMServer
+
+from .conftest import API_KEY, EXAMPLES, Recorded, agent_output, entries, record, replay
+
+AGENTS = {
+    "openai": EXAMPLES / "openai_weather.py",
+    "langchain": EXAMPLES / "langchain_weather.py",
+}
+
+
+@pytest.fixture(
+    scope="module",
+    params=[(a, s) for a in AGENTS for s in (False, True)],
+    ids=lambda p: f"{p[0]}-{'stream' if p[1] else 'plain'}",
+)
+def recorded(request, tmp_path_factory) -> Recorded:
+    agent, stream = request.param
+    cwd = tmp_path_factory.mktemp(f"{agent}-{'stream' if stream else 'plain'}")
+    return record(AGENTS[agent], cwd, *(["--stream"] if stream else []), stream=stream)
+
+
+def test_the_replay_reproduces_the_run_with_the_server_stopped(recorded):
+    done, report = replay(recorded)
+    assert done.returncode == 0, done.stderr
+    assert agent_output(done) == recorded.output
+    out = json.loads(recorded.output)
+    assert out["tool_calls"] == [
+        {"id": "call_weather_1", "name": "get_weather", "arguments": {"city": "Paris"}}
+    ]
+    assert out["answer"] == "It is 18°C and sunny in Paris."
+    assert report["divergences"] == [] and report["refused"] == []
+    assert [c["status"] for c in report["calls"]] == ["replayed", "replayed"]
+    assert report["answered"] == report["recorded_exchanges"] == 2 and report["unused"] == 0
+    assert "no divergence" in done.stdout
+
+
+def test_the_recording_keeps_each_exchange_without_credentials(recorded):
+    text = recorded.session.read_text()
+    assert API_KEY not in text
+    exchanges = [
+        x for e in entries(recorded.session) if e["type"] == "span.end"
+        for x in (e.get("content") or {}).get("http_exchanges", [])
+    ]  # fmt: skip
+    assert len(exchanges) == 2
+    for x in exchanges:
+        names = {name.lower() for name, _ in x["request"]["headers"]}
+        assert "authorization" not in names and "content-type" in names
+        assert x["response"]["status"] == 200 and x["response"]["complete"] is True
+        assert not x["response"]["truncated"]
+        body = "".join(x["response"]["chunks"])
+        assert len(body.encode()) == x["response"]["bytes"]
+        assert json.loads(x["request"]["body"])["model"] == "gpt-4o-mini"
+    streamed = "--stream" in recorded.args
+    assert all(json.loads(x["request"]["body"]).get("stream", False) is streamed for x in exchanges)
+    if streamed:
+        assert "".join(exchanges[0]["response"]["chunks"]).startswith("data: ")
+
+
+def test_a_changed_prompt_is_reported_at_the_first_call_with_the_diff(recorded):
+    changed = ("--prompt", "You answer weather questions in French. Use the tools.", *recorded.args)
+    done, report = replay(recorded, agent_args=changed)
+    assert done.returncode != 0
+    (first,) = report["divergences"]
+    assert first["call"] == 1 and first["recorded_index"] == 1
+    holder = next(
+        e for e in entries(recorded.session)
+        if e["type"] == "span.end" and (e.get("content") or {}).get("http_exchanges")
+    )  # fmt: skip
+    assert first["entry_id"] == holder["id"]
+    assert any(
+        "messages[0].content" in d
+        and "in French" in d
+        and "You answer weather questions. Use the tools." in d
+        for d in first["differences"]
+    ), first["differences"]
+    assert report["stopped"] is True and report["answered"] == 0
+    assert "first divergence at call 1" in done.stdout
+    assert "ModelReplayDivergence" in done.stderr
+
+
+def test_continue_answers_in_recorded_order_after_a_divergence(recorded):
+    changed = ("--prompt", "Be brief.", *recorded.args)
+    done, report = replay(recorded, "--on-divergence", "continue", agent_args=changed)
+    assert json.loads(agent_output(done)) == json.loads(recorded.output)
+    assert [d["call"] for d in report["divergences"]] == [1, 2]
+    assert report["answered"] == 2 and done.returncode == 1
+
+
+def test_a_request_to_a_host_not_recorded_is_refused_and_never_sent(recorded):
+    with FakeLLMServer() as elsewhere:  # alive: a request sent would reach it
+        url = elsewhere.openai_url
+        done, report = replay(recorded, base_url=url)
+        assert elsewhere.requests == []
+    assert done.returncode != 0
+    assert report["refused"] and report["refused"][0].startswith(f"POST {url}")
+    assert "refused, not sent" in done.stderr and "never talked to" in done.stderr
+
+
+def test_then_live_continues_against_the_named_endpoint(recorded):
+    stream = "--stream" in recorded.args
+    with FakeLLMServer() as live:
+        live.queue(
+            *(
+                ["openai_chat_tool_call_stream", "openai_chat_final_stream"]
+                if stream
+                else ["openai_chat_tool_call", "openai_chat_final"]
+            )
+        )
+        changed = ("--prompt", "Be brief.", *recorded.args)
+        done, report = replay(recorded, "--then-live", live.base_url, agent_args=changed)
+        sent = list(live.requests)
+    assert [r["body"]["messages"][0]["content"] for r in sent] == ["Be brief.", "Be brief."]
+    assert json.loads(agent_output(done))["answer"] == "It is 18°C and sunny in Paris."
+    assert report["live"] is True and [c["status"] for c in report["calls"]] == ["live", "live"]
+    headers = {k.lower(): v for k, v in sent[0]["headers"].items()}
+    assert headers["authorization"] == f"Bearer {API_KEY}"  # the agent's own key, sent live
+
+
+def test_tools_recorded_runs_with_the_tools_files_absent(recorded):
+    (recorded.cwd / "weather.json").rename(recorded.cwd / "weather.moved")
+    try:
+        done, report = replay(recorded, "--tools", "recorded")
+    finally:
+        (recorded.cwd / "weather.moved").rename(recorded.cwd / "weather.json")
+    assert done.returncode == 0, done.stderr
+    assert agent_output(done) == recorded.output
+    new = [p for p in (recorded.cwd / "agent-sessions").glob("*.checkpoint.jsonl") if p != recorded.session]
+    tool_ends = [
+        e for p in new for e in entries(p)
+        if e["type"] in ("span.start", "span.end") and e["name"] == "execute_tool get_weather"
+        and (e.get("attributes") or {}).get("agent_trace.replay.tool_result") == "recorded"
+    ]  # fmt: skip
+    assert tool_ends, "no tool call answered from the recording"
+
+
+def test_a_trace_tier_recording_says_it_has_no_content_and_which_tier_to_record(tmp_path):
+    rec = record(AGENTS["openai"], tmp_path, tier="trace")
+    done, _report = replay(rec)
+    assert done.returncode == 2
+    assert "trace tier" in done.stderr and "AGENT_TRACE_TIER=checkpoint" in done.stderr
+
+
+def test_the_trace_tier_never_holds_an_exchange(tmp_path):
+    rec = record(AGENTS["openai"], tmp_path, tier="both")
+    trace = next(p for p in (tmp_path / "agent-sessions").glob("*.jsonl") if ".checkpoint" not in p.name)
+    text = trace.read_text()
+    assert "http_exchanges" not in text and "You answer weather questions" not in text
+    assert API_KEY not in rec.session.read_text()
