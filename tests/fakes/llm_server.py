@@ -6,6 +6,7 @@ tests exercise the clients' own parsing. A recording is a JSON file under ``reco
     {"status": 200, "json": {...}}                                  # a JSON body
     {"status": 200, "sse": [{"event": "name", "data": {...}}, ...]}  # an SSE stream
     {"status": 500, "json": {"error": {...}}, "headers": {...}}      # an error
+    {"status": 200, "ndjson": [{...}, ...]}                          # a JSON-lines stream (Ollama)
 
 Use :func:`llm_server` (a context manager), or ``FakeLLMServer().start()``. Point a client at
 ``server.openai_url`` / ``server.anthropic_url``. Responses are served from a script queued
@@ -67,6 +68,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if "sse" in recording:
             self._send_sse(recording)
+        elif "ndjson" in recording:
+            self._send_ndjson(recording)
         else:
             self._send_json(recording.get("status", 200), recording.get("json", {}), recording.get("headers"))
 
@@ -79,6 +82,15 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(key, value)
         self.end_headers()
         self.wfile.write(data)
+
+    def _send_ndjson(self, recording: dict[str, Any]) -> None:
+        """Ollama's stream: one JSON object a line, in one body with a content-length."""
+        body = b"".join(json.dumps(item).encode() + b"\n" for item in recording["ndjson"])
+        self.send_response(recording.get("status", 200))
+        self.send_header("content-type", "application/x-ndjson")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
     def _send_sse(self, recording: dict[str, Any]) -> None:
         # The whole event stream in one body with a content-length: the client still parses it

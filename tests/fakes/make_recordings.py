@@ -333,6 +333,36 @@ def _resp_tool_stream(
     return _sse(events)
 
 
+# --- Ollama chat (/api/chat, streamed as JSON lines) ----------------------------------------------
+
+OLLAMA_MODEL = "qwen3:1.7b"
+
+
+def _ollama_stream(message_parts: list[dict[str, Any]], done_reason: str, prompt: int, out: int):
+    def line(message: dict[str, Any], done: bool) -> dict[str, Any]:
+        return {
+            "model": OLLAMA_MODEL,
+            "created_at": "2025-11-29T06:26:40.000000Z",
+            "message": {"role": "assistant", "content": "", **message},
+            "done": done,
+        }
+
+    lines = [line(part, False) for part in message_parts]
+    final = line({}, True)
+    final.update(
+        {
+            "done_reason": done_reason,
+            "total_duration": 1_200_000_000,
+            "load_duration": 10_000_000,
+            "prompt_eval_count": prompt,
+            "prompt_eval_duration": 300_000_000,
+            "eval_count": out,
+            "eval_duration": 800_000_000,
+        }
+    )
+    return {"status": 200, "ndjson": [*lines, final]}
+
+
 # --- Anthropic messages ------------------------------------------------------------------------
 
 
@@ -581,6 +611,16 @@ def recordings() -> dict[str, Any]:
         ),
         "openai_responses_final_stream": _resp_text_stream(
             "resp_final02", "msg_final02", ["It is 18°C", " and sunny", " in Paris."], _resp_usage(90, 11)
+        ),
+        # Ollama (its tool calls have no ids: Strands invents them)
+        "ollama_chat_tool_call_stream": _ollama_stream(
+            [{"tool_calls": [{"function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]}],
+            "stop",
+            80,
+            15,
+        ),
+        "ollama_chat_final_stream": _ollama_stream(
+            [{"content": "It is 18°C"}, {"content": " and sunny in Paris."}], "stop", 110, 12
         ),
         # Anthropic messages
         "anthropic_messages_text": _message(

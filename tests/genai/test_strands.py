@@ -112,3 +112,29 @@ def test_model_span_has_the_response_id_and_model(agent, llm, memory_exporter):
     assert first.attributes["gen_ai.response.id"] == "chatcmpl-tool002"
     assert second.attributes["gen_ai.response.id"] == "chatcmpl-final02"
     assert first.attributes["gen_ai.response.model"] == "gpt-4o-mini-2024-07-18"
+
+
+def test_ollama_model_span_is_complete(llm, memory_exporter):
+    """Strands' Ollama provider (the ``ollama`` client, which we do not instrument): provider from
+    the model class, Ollama's own done_reason and model from its last response; Strands invents
+    the tool-call ids (Ollama has none)."""
+    pytest.importorskip("ollama")
+    from strands.models.ollama import OllamaModel
+
+    agent = Agent(
+        model=OllamaModel(host=llm.base_url, model_id="qwen3:1.7b"),
+        tools=[get_weather],
+        name="weather",
+        callback_handler=None,
+    )
+    llm.queue("ollama_chat_tool_call_stream", "ollama_chat_final_stream")
+    assert str(agent("What's the weather in Paris?")).strip() == "It is 18°C and sunny in Paris."
+    first, second = [s for s in memory_exporter.get_finished_spans() if s.name.startswith("chat")]
+    assert first.name == "chat qwen3:1.7b" and first.kind is SpanKind.CLIENT
+    for span in (first, second):
+        assert span.attributes["gen_ai.provider.name"] == "ollama"
+        assert span.attributes["gen_ai.response.model"] == "qwen3:1.7b"
+        assert span.attributes["gen_ai.response.finish_reasons"] == ("stop",)  # Ollama's word
+    (call_id,) = first.attributes["agent_trace.tool_calls.ids"]
+    tool_span = next(s for s in memory_exporter.get_finished_spans() if s.name == "execute_tool get_weather")
+    assert tool_span.attributes["gen_ai.tool.call.id"] == call_id

@@ -20,9 +20,10 @@ from otel_agent_trace.instrumentation._genai.jsonable import jsonable
 _inputs: dict[int, tuple[list[Any], Any, str | None]] = {}
 # span id → (the Strands model object, the names of the tools offered) of a running chat span
 _models: dict[int, tuple[Any, list[str]]] = {}
-# span id → the stop reason in the provider's own words (``format_chunk`` saw it before Strands
-# mapped it: OpenAI's ``tool_calls`` / ``stop`` / ``length`` rather than ``tool_use`` / ``end_turn``)
-_stops: dict[int, str] = {}
+# span id → (the stop reason in the provider's own words, the response model) as ``format_chunk``
+# saw them before Strands mapped them (OpenAI's ``tool_calls`` / ``stop`` / ``length`` rather than
+# ``tool_use`` / ``end_turn``; Ollama's ``done_reason`` and ``model``)
+_stops: dict[int, tuple[str | None, str | None]] = {}
 # the model id of the chat span Strands is starting (read by the ``Tracer._start_span`` wrapper)
 _starting: contextvars.ContextVar[str | None] = contextvars.ContextVar("agent_trace_strands", default=None)
 
@@ -160,14 +161,25 @@ def _note_model(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
 
 @never_raise("strands model chunk")
 def _note_stop(event: Any) -> None:
-    if not isinstance(event, dict) or event.get("chunk_type") != "message_stop":
+    kind = event.get("chunk_type") if isinstance(event, dict) else None
+    if kind not in ("message_stop", "metadata"):
         return
     from opentelemetry import trace
 
     sid = _sid(trace.get_current_span())
-    reason = event.get("data")
-    if sid is not None and sid in mc._claimed and isinstance(reason, str) and reason:
-        _stops[sid] = reason
+    if sid is None or sid not in mc._claimed:
+        return
+    data = event.get("data")
+    reason, model = _stops.get(sid, (None, None))
+    if kind == "message_stop" and isinstance(data, str) and data:
+        reason = data
+    elif kind == "metadata":  # Ollama's last response: its own done_reason and model
+        done = getattr(data, "done_reason", None)
+        name = getattr(data, "model", None)
+        if isinstance(done, str) and done:
+            reason = done
+            model = name if isinstance(name, str) and name else model
+    _stops[sid] = (reason, model)
 
 
 def format_chunk(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
@@ -193,11 +205,13 @@ def _before_end_model(bound: dict[str, Any]) -> None:
     info = mc.release(span)
     inputs = _inputs.pop(sid, None)
     model, tools = _models.pop(sid, (None, []))
-    stop = _stops.pop(sid, None) or bound.get("stop_reason")
+    stop, response_model = _stops.pop(sid, None) or (None, None)
     if not span.is_recording():
         return
     message = bound.get("message")
-    attrs = _response_attributes(info.get("result"), stop)
+    attrs = _response_attributes(info.get("result"), stop or bound.get("stop_reason"))
+    if response_model and semconv.GEN_AI_RESPONSE_MODEL not in attrs:
+        attrs[semconv.GEN_AI_RESPONSE_MODEL] = response_model
     provider = info.get("provider") or provider_of(model)
     attributes = getattr(span, "attributes", None) or {}
     if provider and semconv.GEN_AI_PROVIDER_NAME not in attributes:
