@@ -160,6 +160,7 @@ def analyze(
     return {
         "path": path,
         "session_id": acc.session_id,
+        "format": acc.format,
         "tier": acc.tier,
         "format_version": meta.get("format_version"),
         "argv": meta.get("argv"),
@@ -177,6 +178,7 @@ def analyze(
             "messages": acc.messages,
             "snapshots": acc.snapshots,
             "events": acc.events,
+            "sys_events": dict(sorted(acc.sys_events.items())),
         },
         "final_answer": answer,
         "failure": {
@@ -191,6 +193,7 @@ def analyze(
             "failures": acc.failure_count,
             "first_failure": _failure(acc.first_failure, start),
             "retried_ok": acc.retried_ok,
+            "replans": acc.replans,
             "later_attempt_succeeded": acc.retried_ok > 0,
             "unrecovered": sorted(acc.unrecovered),
             "recovered": acc.failure_count > 0 and final_stage is None,

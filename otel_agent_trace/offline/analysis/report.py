@@ -68,7 +68,7 @@ def session_report(result: dict[str, Any], acc: Accumulator) -> str:
         ("started", meta.get("start_time")),
         ("duration", _seconds(result["duration_s"])),
         ("tier", result["tier"]),
-        ("format", result.get("format_version")),
+        ("format", " ".join(str(v) for v in (result.get("format"), result.get("format_version")) if v)),
         ("host", meta.get("hostname")),
         ("platform", meta.get("platform")),
         ("python", meta.get("python_version")),

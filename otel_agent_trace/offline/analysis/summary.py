@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import itertools
 import os
 import sys
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,12 +25,14 @@ from otel_agent_trace import semconv
 from otel_agent_trace import session_format as fmt
 
 from . import classify as cls
+from . import foreign
 
 SLOWEST = 10
 FAILURES_KEPT = 50
 LOOP_KEYS_KEPT = 20_000
 COMMANDS_KEPT = 2_000
 UNFINISHED_KEPT = 50
+SYS_EVENT_NAMES_KEPT = 100
 PREVIEW = 160
 
 _MODEL_OPS = cls.MODEL_OPERATIONS
@@ -47,8 +50,8 @@ _REQUEST_MODEL, _RESPONSE_MODEL = semconv.GEN_AI_REQUEST_MODEL, semconv.GEN_AI_R
 _FINISH_REASONS = semconv.GEN_AI_RESPONSE_FINISH_REASONS
 _COMMAND_KEYS = cls.COMMAND_KEYS
 _FILE_ACCESS = "agent_trace.file.access"
-_WRITE_ACCESS = frozenset({"write", "readwrite", "append"})
-_WRITE_EVENTS = frozenset({"file.delete", "file.rename", "file.write"})
+_WRITE_ACCESS = ("write", "readwrite", "append")
+_WRITE_EVENTS = ("file.delete", "file.rename", "file.write")
 _NO_ATTRS: dict[str, Any] = {}  # read, never written
 _dumps, _SORT_KEYS, _crc32 = orjson.dumps, orjson.OPT_SORT_KEYS, zlib.crc32
 
@@ -191,6 +194,7 @@ class Accumulator:
     by_layer: dict[str, Stat] = field(default_factory=dict)
     by_model: dict[str, Stat] = field(default_factory=dict)
     by_tool: dict[str, Stat] = field(default_factory=dict)
+    sys_events: dict[str, int] = field(default_factory=dict)  # file, socket … events by name
     processes: int = 0
     http_requests: int = 0
     # spans started and not yet ended: span id -> its span.start entry
@@ -206,6 +210,8 @@ class Accumulator:
     unrecovered: dict[str, Failure] = field(default_factory=dict)  # key -> its latest failure
     retried_ok: int = 0
     root_errors: list[Failure] = field(default_factory=list)
+    replans: int = 0
+    format: str = "otel-agent-trace"
     verifications: int = 0
     verification_kinds: dict[str, list[int]] = field(default_factory=dict)  # kind -> [runs, passed]
     last_verification: Verification | None = None
@@ -325,6 +331,10 @@ class Accumulator:
             self.ended = True
             self.end_duration_ns = _int(entry.get("duration_ns"))
             self.end_unfinished = _int(entry.get("unfinished_spans"))
+        elif kind is foreign.FAILURE:  # a foreign format's failure that is no span
+            self._fail(entry["stage"], entry["key"], entry, entry["reason"], ts)
+        elif kind is foreign.REPLAN:
+            self.replans += 1
 
     def _session_start(self, entry: dict[str, Any], kind: str, ts: int) -> None:
         self.files += 1
@@ -337,6 +347,14 @@ class Accumulator:
 
     def _sys_event(self, entry: dict[str, Any]) -> None:
         name = entry.get("name")
+        if name.__class__ is not str:
+            return
+        counts = self.sys_events
+        count = counts.get(name)
+        if count is not None:
+            counts[name] = count + 1
+        elif len(counts) < SYS_EVENT_NAMES_KEPT:
+            counts[name] = 1
         if name == "file.open":
             attrs = entry.get("attributes")
             if attrs.__class__ is not dict or attrs.get(_FILE_ACCESS) not in _WRITE_ACCESS:
@@ -728,8 +746,38 @@ def summarize(
     acc = Accumulator(actions=actions, steps=steps)
     issues: list[fmt.ReadIssue] = []
     parts = session_paths(Path(path)) if children is None else [Path(path), *children]
-    for part in parts:
-        acc.consume(fmt.iter_entries(part, None if strict else issues))
+    for number, part in enumerate(parts):
+        entries: Iterator[dict[str, Any]] = fmt.iter_entries(part, None if strict else issues)
+        if number == 0:
+            entries = _in_our_shape(acc, part, entries, issues, strict)
+        acc.consume(entries)
     if not acc.entries:
         raise fmt.SessionFormatError(path, None, "no session entries (an empty file)")
     return acc, issues
+
+
+def _in_our_shape(
+    acc: Accumulator,
+    path: Path,
+    entries: Iterator[dict[str, Any]],
+    issues: list[fmt.ReadIssue],
+    strict: bool,
+) -> Iterator[dict[str, Any]]:
+    """A session's entries in our shape: ours as they are read; a DevDuck or DM-Code-Agent
+    session (told from its first entry) read by the loader and mapped by :mod:`.foreign`."""
+    from otel_agent_trace.offline import formats  # the loader only for a foreign file
+
+    seen = len(issues)
+    first = next(entries, None)
+    if first is None:
+        return entries
+    module = formats.detect(first)
+    if module is formats.native:
+        return itertools.chain((first,), entries)
+    entries.close()
+    del issues[seen:]  # read again below
+    from otel_agent_trace.offline.loader import iter_entries
+
+    acc.format = module.NAME
+    mapped = iter_entries(path, None if strict else issues, strict=strict, children=False)
+    return foreign.dm_entries(mapped) if module is formats.dm else foreign.devduck_entries(mapped)
