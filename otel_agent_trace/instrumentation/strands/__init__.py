@@ -1,15 +1,17 @@
-"""Strands Agents: its own spans (``invoke_agent``, ``chat``, ``execute_tool``, cycles) are kept
-as they are; we add what they lack for a session, through its tracer.
+"""Strands Agents: its own spans (``invoke_agent``, ``chat``, ``execute_tool``, cycles) are kept;
+we add what they lack for a session, through its tracer.
 
-* ``chat`` spans: the full input/output messages and system prompt (``attach_content``), a
-  snapshot per model turn, the tool calls asked for (``agent_trace.tool_calls.*`` + events),
-  ``gen_ai.response.finish_reasons`` and, when Strands does not set it, the real
-  ``gen_ai.provider.name`` (from the SDK call underneath). The SDK call underneath (OpenAI,
-  Anthropic) makes no span of its own: the ``chat`` span is *claimed*.
+* ``chat`` spans are started as ``chat {model}`` of kind CLIENT, like an SDK's model span
+  (``Tracer._start_span``). We add the full input/output messages and system prompt
+  (``attach_content``), a snapshot per model turn, the tool calls asked for
+  (``agent_trace.tool_calls.*``), the finish reasons in the provider's own words (its
+  ``format_chunk`` sees them before Strands maps them), and ``gen_ai.provider.name`` when Strands
+  does not set it (from the SDK call underneath, else the Strands model class). The SDK call
+  underneath (OpenAI, Anthropic) makes no span of its own: the ``chat`` span is *claimed*.
 * ``invoke_agent`` spans: the agent's input and result, and at the end of each agent turn its
   whole conversation (``agent.messages``) plus a snapshot of it.
 
-Strands emits through the global tracer provider, so its spans reach our processor as they are.
+Strands emits through the global tracer provider, so its spans reach our processor.
 ``opentelemetry-instrument`` loads this as ``agent_trace_strands``.
 """
 

@@ -219,12 +219,7 @@ def _before_end_model(bound: dict[str, Any]) -> None:
     calls = _tool_calls(message)
     if calls:
         attrs[semconv.TOOL_CALL_IDS] = [c or "" for c, _ in calls]
-        attrs[semconv.TOOL_CALL_NAMES] = [n or "" for _, n in calls]
-        for cid, name in calls:
-            span.add_event(
-                mc.TOOL_CALL_EVENT,
-                {semconv.GEN_AI_TOOL_NAME: name or "", semconv.GEN_AI_TOOL_CALL_ID: cid or ""},
-            )
+        attrs[semconv.TOOL_CALL_NAMES] = [n or "" for _, n in calls]  # as a bare SDK call's span
     span.set_attributes(attrs)
     rec = sink.active()
     if rec is None or inputs is None:
