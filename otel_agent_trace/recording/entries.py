@@ -73,10 +73,14 @@ def end_entry(
         "kind": kind,
         "trace_id": trace_hex,
         "span_id": span_hex,
-        "parent_span_id": parent_hex,
         "duration_ns": duration,
-        "status": status if len(status) == 1 else tier.policy.value(status),  # a description
     }
+    if parent_hex is not None:  # (a trace root's null is left out)
+        entry["parent_span_id"] = parent_hex
+    if len(status) > 1:  # a description
+        entry["status"] = tier.policy.value(status)
+    elif status["code"] != fmt.STATUS_UNSET:  # (an UNSET status is left out)
+        entry["status"] = status
     if shown[1]:
         entry["attributes"] = shown[1]
     if dropped:

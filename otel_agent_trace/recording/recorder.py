@@ -29,6 +29,11 @@ _MAX_QUEUED = 256
 
 
 _attributes_of = sdk_compat.span_attributes
+# Span attributes whose value is the session's id on every span: said once, in the root entry
+# (``span_attributes``), and left out of each span's entries.
+_SESSION_KEYS = tuple(
+    key for key in (getattr(semconv, "AGENT_TRACE_SESSION_ID", None), semconv.SESSION_ID) if key
+)
 
 
 # What a span's start computed, reused at its end: layer, ids as hex, the name and attributes it
@@ -56,12 +61,15 @@ class _Tier:
     """A writer plus the policy of what its tier keeps (``show``: a span's name and attributes as
     the tier keeps them, the policy's bound method, looked up once)."""
 
-    __slots__ = ("writer", "policy", "show")
+    __slots__ = ("writer", "policy", "show", "snapshot")
 
     def __init__(self, writer: TierWriter, policy: TierPolicy):
         self.writer = writer
         self.policy = policy
         self.show = policy.span
+        # The file's latest snapshot: (entry id, message ids, carried fields), for the next
+        # snapshot and message-id lists written by reference to it.
+        self.snapshot: tuple[str, list[Any], dict[str, Any]] | None = None
 
 
 class SessionRecorder:
@@ -208,6 +216,7 @@ class SessionRecorder:
             "session_id": self.session_id,
             "tier": tier,
             "metadata": policy.value(meta),
+            "span_attributes": dict.fromkeys(_SESSION_KEYS, self.session_id),
         }
 
     def stop(self) -> list[str]:
@@ -341,6 +350,15 @@ class SessionRecorder:
         in_flight = self._live.get(parent_sid)
         return parent_sid, in_flight[2] if in_flight is not None else f"{parent_sid:016x}"
 
+    def _said_once(self, attrs: dict[str, Any]) -> None:
+        """Leave out of a span's attributes (a copy) what the root entry's ``span_attributes``
+        says (the session's id); a key the span does not have is written ``null``."""
+        sid = self.session_id
+        for key in _SESSION_KEYS:
+            tagged = attrs.pop(key, None)
+            if tagged is not sid and tagged != sid:
+                attrs[key] = tagged
+
     def _trace_hex_of(self, trace_id: int) -> str:
         """A trace id as hex, remembered for the spans of traces in flight (bounded)."""
         found = self._trace_hex.get(trace_id)
@@ -392,6 +410,7 @@ class SessionRecorder:
         it started)."""
         name = span.name
         attrs = _attributes_of(span)
+        self._said_once(attrs)
         ctx = span.context
         sid = ctx.span_id
         parent_sid, parent_hex = self._parent_of(span)
@@ -414,8 +433,9 @@ class SessionRecorder:
                 "kind": kind,
                 "trace_id": trace_hex,
                 "span_id": span_hex,
-                "parent_span_id": parent_hex,
             }
+            if parent_hex is not None:  # (a trace root's null is left out)
+                entry["parent_span_id"] = parent_hex
             if shown_attrs:
                 entry["attributes"] = shown_attrs
             per_tier[index].append((entry, sid, None, parent_sid))
@@ -442,6 +462,7 @@ class SessionRecorder:
         # last (most spans: a tool or model call with no children). Its ``span.end`` entry alone
         # records it, under its parent span's entry.
         attrs = _attributes_of(span)
+        self._said_once(attrs)
         name = span.name
         parent_sid, parent_hex = self._parent_of(span)
         status_fields = _status_fields(span.status)
@@ -473,6 +494,7 @@ class SessionRecorder:
         if self._sys_counts:
             self._sys_counts.pop(sid, None)
         attrs = _attributes_of(span)
+        self._said_once(attrs)
         name = span.name
         parent_sid, parent_hex = self._parent_of(span)
         # The SDK copies its event list on each access; skip that when there are none.
@@ -486,8 +508,10 @@ class SessionRecorder:
         tiers = self.tiers
         with self._lock:
             per_tier: list[list[Any]] = [[] for _ in tiers]
-            # Its own start is needed only when its events or messages hang under it.
-            self._queued_items(self._take_queue(without=None if events or content else ctx), per_tier)
+            # Its own start is needed only when its events or messages hang under it (content
+            # such as a tool's arguments and result goes in its end entry).
+            under = events or (content and not content.keys().isdisjoint(MESSAGE_KEYS))
+            self._queued_items(self._take_queue(without=None if under else ctx), per_tier)
             memo = self._live.pop(sid, None)
             if memo is not None:
                 layer, trace_hex, span_hex, start_name, start_attrs, shown = memo
@@ -677,7 +701,7 @@ class SessionRecorder:
         if found is not None:
             return found
         fields = {"type": fmt.MESSAGE, "layer": fmt.LAYER_AGENT, "ts": self._clock(), "digest": digest}
-        if span_id is not None:
+        if span_id is not None and w.live_entry(span_id) != parent_id:  # else: its parent's span
             fields["span_id"] = f"{span_id:016x}"
         fields.update(tier.policy.message(message, fmt.content_sha256(message.get("content"))))
         if tier is self.tiers[0]:  # counted once, however many tiers are written
@@ -691,7 +715,8 @@ class SessionRecorder:
         sid = int(span_hex, 16)
         for key, value in content.items():
             if key in MESSAGE_KEYS and isinstance(value, list):
-                out[key[:-1] + "_ids"] = [self._message_entry(tier, m, parent_id, sid) for m in value]
+                ids = [self._message_entry(tier, m, parent_id, sid) for m in value]
+                out[key[:-1] + "_ids"] = _by_reference(tier.snapshot, ids)
             else:
                 out[key] = tier.policy.content_value(key, value)
         return out
@@ -723,15 +748,9 @@ class SessionRecorder:
                 w = tier.writer
                 parent = self._span_entry(w, sid)
                 message_ids = [self._message_entry(tier, m, parent, sid) for m in (messages or [])]
-                fields: dict[str, Any] = {
-                    "type": fmt.SNAPSHOT,
-                    "layer": fmt.LAYER_AGENT,
-                    "ts": now,
-                    "snapshot_id": snapshot_id,
+                carried: dict[str, Any] = {
                     "description": tier.policy.text(description or ""),
                     "auto": auto,
-                    "message_ids": message_ids,
-                    "messages_count": len(message_ids),
                     "system_prompt": tier.policy.content_value("system_prompt", system_prompt),
                     "system_prompt_sha256": fmt.content_sha256(system_prompt) if system_prompt else None,
                     "last_query": tier.policy.content_value("last_query", last_query),
@@ -739,16 +758,62 @@ class SessionRecorder:
                     "model_info": tier.policy.value(model_info or {}),
                     "tools_loaded": list(tools_loaded or []),
                     "cwd": tier.policy.text(self.env.cwd()),
-                    "entries_before": w.entries,
                 }
+                fields: dict[str, Any] = {
+                    "type": fmt.SNAPSHOT,
+                    "layer": fmt.LAYER_AGENT,
+                    "ts": now,
+                    "snapshot_id": snapshot_id,
+                }
+                previous = tier.snapshot
+                if previous is None:
+                    fields.update(carried)
+                else:  # what is as in the previous snapshot is said there
+                    fields["prev"] = previous[0]
+                    before = previous[2]
+                    for key, value in carried.items():
+                        if key not in before or before[key] != value:
+                            fields[key] = value
+                fields["message_ids"] = _by_reference(previous, message_ids)
+                fields["messages_count"] = len(message_ids)
+                fields["entries_before"] = w.entries
                 if state is not None:
                     fields["state"] = tier.policy.content_value("state", state)
-                if span is not None:
+                if span is not None and w.live_entry(sid) != parent:  # else: its parent's span
                     ctx = span.get_span_context()
                     fields["trace_id"] = f"{ctx.trace_id:032x}"
                     fields["span_id"] = f"{ctx.span_id:016x}"
-                w.write(parent, fields)
+                written = w.write(parent, fields)
+                if written is not None:
+                    tier.snapshot = (written, message_ids, carried)
             return snapshot_id
+
+
+# Lists of message ids shorter than this are written whole (a reference costs about as much as
+# three ids; short conversations stay plain lists).
+_MIN_REFERENCE = 8
+
+
+def _by_reference(snapshot: tuple[str, list[Any], dict[str, Any]] | None, ids: list[Any]) -> Any:
+    """A list of message ids as written: ``{"base": <snapshot entry>, "keep": n, "add": [...]}``
+    (the first ``n`` ids of the file's latest snapshot, then ``add``) when that is shorter than
+    the list, so a growing conversation adds only its new ids to the file."""
+    if snapshot is None or len(ids) < _MIN_REFERENCE:
+        return ids
+    base = snapshot[1]
+    keep = min(len(base), len(ids))
+    if ids[:keep] != base[:keep]:  # the longest common prefix, by halving (compares run in C)
+        low, high = 0, keep - 1  # ids[:low] == base[:low]; ids[:high + 1] != base[:high + 1]
+        while low < high:
+            middle = (low + high + 1) // 2
+            if ids[:middle] == base[:middle]:
+                low = middle
+            else:
+                high = middle - 1
+        keep = low
+    if keep < _MIN_REFERENCE:
+        return ids
+    return {"base": snapshot[0], "keep": keep, "add": ids[keep:]}
 
 
 def _free_child_tag(directory: Path, session_id: str, tag: str | None, settings: Settings) -> str | None:

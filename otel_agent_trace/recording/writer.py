@@ -111,6 +111,11 @@ class TierWriter:
             return None
         return self._live.get(span_id) or self._recent.get(span_id) or self._older.get(span_id)
 
+    def live_entry(self, span_id: int | None) -> str | None:
+        """The start entry of a span that is open in this file (started, not ended), if any: an
+        entry under it need not repeat that span's ids (the reader takes them from the start)."""
+        return self._live.get(span_id)  # type: ignore[arg-type]
+
     def message_entry(self, digest: str) -> str | None:
         found = self._messages.get(digest)
         if found is not None:
@@ -158,7 +163,8 @@ class TierWriter:
         here) and ``parent_id``; a ``parent_id`` of ``None`` is resolved here, in order, so an
         entry can hang under a start written earlier in the same call: an event or end under the
         span's start entry, a start (or an entry whose span's start is unknown) under
-        ``parent_span``'s, else under the root.
+        ``parent_span``'s, else under the root. An event under its span's open start entry leaves
+        out ``trace_id`` (the reader takes it from the start).
         """
         with self._lock:
             fd = self._fd
@@ -174,8 +180,12 @@ class TierWriter:
                 self._seq = seq + 1
                 entry["id"] = eid = self._id_format % seq
                 if entry["parent_id"] is None:
-                    pid = entry_of(sid) if ends is not None else None
-                    entry["parent_id"] = pid or entry_of(parent_span) or self.root_id
+                    if ends is False and sid in live:  # an event under its span's open start
+                        entry["parent_id"] = live[sid]
+                        del entry["trace_id"]
+                    else:
+                        pid = entry_of(sid) if ends is not None else None
+                        entry["parent_id"] = pid or entry_of(parent_span) or self.root_id
                 lines.append(_dumps(entry))
                 if ends is None:
                     live[sid] = eid

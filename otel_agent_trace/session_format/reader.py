@@ -24,6 +24,7 @@ from typing import IO, Any
 import orjson
 
 from .schema import CHECKPOINT_SUFFIX, JSONL_SUFFIX, ZIP_EVENTS, SessionFormatError
+from .upgrade import Upgrade, compact_version
 
 MAX_LINE_BYTES = 32 << 20
 """The longest line read (32 MiB); a longer one is a bad line, dropped as it is read."""
@@ -153,7 +154,28 @@ def iter_lines(
     and reported in ``issues``. A bad line elsewhere (not JSON, not UTF-8, not an object, longer
     than ``max_line``) raises :class:`SessionFormatError` naming file and line, unless ``strict``
     is false and ``issues`` is given, in which case it is skipped and reported.
+
+    A file of format 1.2 (told from its root entry) is read as 1.1 entries
+    (:mod:`.upgrade`); older files and other formats' lines are yielded as they are.
     """
+    lines = _json_lines(stream, path, issues, strict, max_line)
+    for first in lines:
+        yield first
+        if compact_version(first[1]):
+            yield from Upgrade(first[1]).lines(lines)
+        else:
+            yield from lines
+        return
+
+
+def _json_lines(
+    stream: IO[bytes],
+    path: str,
+    issues: list[ReadIssue] | None,
+    strict: bool,
+    max_line: int,
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The JSON object of every line (see :func:`iter_lines`)."""
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
     for number, raw, ended in raw_lines(stream, path, max_line):
         if raw is not None:  # the common case first: a line that is a JSON object

@@ -1,0 +1,192 @@
+"""Reading format 1.2 files as 1.1 entries: what a 1.2 writer leaves out, put back as lines are read.
+
+A 1.2 file says once what 1.1 repeated on every line (``docs/session-format.md``, "1.2"); this
+module restores it, so every reader downstream sees the 1.1 shape. It keeps only what later lines
+refer to: the start entries of spans still open and the latest snapshot of the file (memory is
+bounded by the spans running at once and one conversation, never by the file's length).
+
+* Span attributes: those the root entry's ``span_attributes`` names (the session's id, on
+  every span) are left out when they have that value, and written ``null`` when the span does not
+  have them.
+* A trace root's ``parent_span_id`` (``null``) and a ``span.end``'s ``UNSET`` status are left out.
+* Under the start entry of a span still open, what that start says is not repeated: a span
+  event leaves out ``trace_id``, a message ``span_id``, a snapshot ``trace_id`` and ``span_id``.
+* A snapshot names the file's previous snapshot (``prev``) and leaves out the fields equal to
+  it; a list of message ids (a snapshot's ``message_ids``, a span's ``input_message_ids`` /
+  ``output_message_ids``) may be ``{"base": <snapshot entry id>, "keep": n, "add": [ids]}``: the
+  first ``n`` ids of the latest snapshot, then ``add``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from .schema import (
+    FORMAT_NAME,
+    MESSAGE,
+    SESSION_JOIN,
+    SESSION_START,
+    SNAPSHOT,
+    SPAN_END,
+    SPAN_EVENT,
+    SPAN_START,
+)
+
+SNAPSHOT_CARRIED = (
+    "description",
+    "auto",
+    "system_prompt",
+    "system_prompt_sha256",
+    "last_query",
+    "last_result",
+    "model_info",
+    "tools_loaded",
+    "cwd",
+)
+"""Snapshot fields a 1.2 snapshot leaves out when they equal its ``prev`` snapshot's."""
+MESSAGE_ID_LISTS = ("input_message_ids", "output_message_ids")
+STATUS_UNSET = {"code": "UNSET"}
+_ROOTS = (SESSION_START, SESSION_JOIN)
+_MAX_OPEN = 1 << 20  # open spans remembered (a file of spans that never end cannot grow it past this)
+
+
+def compact_version(entry: dict[str, Any]) -> bool:
+    """Whether a root entry starts a file written in format 1.2 or a later 1.x."""
+    if entry.get("type") not in _ROOTS:
+        return False
+    meta = entry.get("metadata")
+    if type(meta) is not dict or meta.get("format") not in (FORMAT_NAME, None):
+        return False
+    version = meta.get("format_version")
+    if type(version) is not str:
+        return False
+    major, _, minor = version.partition(".")
+    return major == "1" and minor.isdigit() and int(minor) >= 2
+
+
+class Upgrade:
+    """The state of one 1.2 file being read: its session id, open spans, latest snapshot."""
+
+    __slots__ = ("defaults", "open", "snapshot", "_kinds")
+
+    def __init__(self, root: dict[str, Any]):
+        self.defaults: dict[str, Any] = {}
+        self.open: dict[str, dict[str, Any]] = {}  # start entry id → start entry, while open
+        self.snapshot: dict[str, Any] | None = None
+        self.reset(root)
+        self._kinds = {
+            SPAN_START: self._start,
+            SPAN_END: self._end,
+            SPAN_EVENT: self._event,
+            MESSAGE: self._message,
+            SNAPSHOT: self._snapshot,
+        }
+
+    def reset(self, root: dict[str, Any]) -> None:
+        """Start a file (its root entry): nothing is open, no snapshot taken."""
+        defaults = root.get("span_attributes")
+        self.defaults = defaults if type(defaults) is dict else {}
+        self.open = {}
+        self.snapshot = None
+
+    def lines(self, lines: Iterator[tuple[int, dict[str, Any]]]) -> Iterator[tuple[int, dict[str, Any]]]:
+        """``(line number, entry)`` pairs with every entry as 1.1 has it. A root entry (a child
+        file's, in a ZIP's ``events.jsonl``) starts the state again, or ends the upgrade when its
+        file is not 1.2."""
+        kinds = self._kinds
+        for number, entry in lines:
+            handler = kinds.get(entry.get("type"))
+            if handler is not None:
+                handler(entry)
+            elif entry.get("type") in _ROOTS:
+                if not compact_version(entry):
+                    yield number, entry
+                    yield from lines
+                    return
+                self.reset(entry)
+            yield number, entry
+
+    # --- spans -----------------------------------------------------------------------------------
+
+    def _attributes(self, entry: dict[str, Any]) -> None:
+        """A span's attributes with the root's ``span_attributes`` put back."""
+        if "parent_span_id" not in entry:
+            entry["parent_span_id"] = None
+        if not self.defaults:
+            return
+        attributes = entry.get("attributes")
+        if type(attributes) is not dict:
+            attributes = entry["attributes"] = {}
+        for key, value in self.defaults.items():
+            had = attributes.get(key, attributes)
+            if had is attributes:
+                attributes[key] = value
+            elif had is None:
+                del attributes[key]
+
+    def _start(self, entry: dict[str, Any]) -> None:
+        self._attributes(entry)
+        if len(self.open) >= _MAX_OPEN:
+            self.open.clear()
+        self.open[entry.get("id")] = entry  # type: ignore[index]
+
+    def _end(self, entry: dict[str, Any]) -> None:
+        start = self.open.get(entry.get("parent_id"))  # type: ignore[arg-type]
+        if start is not None and start.get("span_id") == entry.get("span_id"):
+            del self.open[entry["parent_id"]]
+        self._attributes(entry)
+        if "status" not in entry:
+            entry["status"] = dict(STATUS_UNSET)
+        content = entry.get("content")
+        if type(content) is dict:
+            for key in MESSAGE_ID_LISTS:
+                ids = content.get(key)
+                if type(ids) is dict:
+                    content[key] = self._ids(ids)
+
+    def _event(self, entry: dict[str, Any]) -> None:
+        if "trace_id" not in entry:
+            span = self.open.get(entry.get("parent_id"))  # type: ignore[arg-type]
+            if span is not None:
+                entry["trace_id"] = span.get("trace_id")
+
+    # --- messages and snapshots ------------------------------------------------------------------
+
+    def _message(self, entry: dict[str, Any]) -> None:
+        if "span_id" not in entry:
+            span = self.open.get(entry.get("parent_id"))  # type: ignore[arg-type]
+            if span is not None:
+                entry["span_id"] = span.get("span_id")
+
+    def _ids(self, ref: dict[str, Any]) -> Any:
+        """A list of message ids written by reference to the latest snapshot (left as it is when
+        that is not the snapshot it names: the reader's checks then name the line)."""
+        snapshot = self.snapshot
+        keep, add = ref.get("keep"), ref.get("add")
+        if snapshot is None or ref.get("base") != snapshot.get("id") or type(keep) is not int:
+            return ref
+        base = snapshot.get("message_ids")
+        if type(base) is not list or type(add) is not list or not 0 <= keep <= len(base):
+            return ref
+        return base[:keep] + add
+
+    def _snapshot(self, entry: dict[str, Any]) -> None:
+        prev = self.snapshot
+        if "prev" in entry:
+            name = entry.pop("prev")
+            if prev is not None and prev.get("id") == name:
+                for key in SNAPSHOT_CARRIED:
+                    if key not in entry and key in prev:
+                        entry[key] = prev[key]
+        ids = entry.get("message_ids")
+        if type(ids) is dict:
+            ids = entry["message_ids"] = self._ids(ids)
+        if "messages_count" not in entry and type(ids) is list:
+            entry["messages_count"] = len(ids)
+        if "trace_id" not in entry:
+            span = self.open.get(entry.get("parent_id"))  # type: ignore[arg-type]
+            if span is not None:
+                entry["trace_id"] = span.get("trace_id")
+                entry["span_id"] = span.get("span_id")
+        self.snapshot = entry
