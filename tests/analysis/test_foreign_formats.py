@@ -58,6 +58,7 @@ RECOVERING_DM = [
         {"action": "edit_file", "action_input": {"path": "retry.py", "line": 3}, "observation": "ok"},
     ),
     ("tool_call", {"action": "run_tests", "action_input": {}, "observation": "3 passed", "failure": False}),
+    ("tool_call", {"action": "run_python", "action_input": {"code": "import retry"}, "observation": ""}),
     ("checkpoint", {"step": 4, "messages": [{"role": "user", "content": "Fix retry.py"}]}),
     ("run_end", {"status": "success", "final_answer": "retry.py fixed; tests pass", "duration": 12.5}),
 ]
@@ -70,7 +71,7 @@ def test_dm_session_analysed(tmp_path):
     assert result["status"] == "ok" and result["complete"]
     assert result["final_answer"]["text"] == "retry.py fixed; tests pass"
     counts = result["counts"]
-    assert (counts["model_calls"], counts["tool_calls"], counts["snapshots"]) == (3, 4, 1)
+    assert (counts["model_calls"], counts["tool_calls"], counts["snapshots"]) == (3, 5, 1)
     assert result["tokens"]["input"] == 120 + 200 + 260 and result["tokens"]["output"] == 90
     assert list(result["tokens"]["by_model"]) == ["deepseek-chat"]
     assert result["latency"]["by_model"]["deepseek-chat"]["max_s"] == 1.5
@@ -81,7 +82,10 @@ def test_dm_session_analysed(tmp_path):
     recovery = result["recovery"]
     assert recovery["replans"] == 1 and recovery["later_attempt_succeeded"] and recovery["recovered"]
     assert recovery["unrecovered"] == []
-    assert result["verification"]["by_kind"] == {"test": {"runs": 2, "passed": 1}}
+    assert result["verification"]["by_kind"] == {
+        "run": {"runs": 1, "passed": 1},
+        "test": {"runs": 2, "passed": 1},
+    }
     assert result["verification"]["files_written"] == 1
     assert not result["verification"]["writes_after_last_verification"]
     assert result["health"]["grade"] == "good", result["health"]
@@ -188,7 +192,7 @@ def test_diff_and_report_of_foreign_sessions(tmp_path):
     dm_a = _dm(tmp_path / "a.jsonl", RECOVERING_DM)
     dm_b = samples.write_dm(tmp_path / "b.jsonl")
     result = compare(dm_b, dm_a)
-    assert result["metrics"]["tool_calls"] == {"base": 2, "candidate": 4, "delta": 2}
+    assert result["metrics"]["tool_calls"] == {"base": 2, "candidate": 5, "delta": 3}
     assert result["final_answer_changed"]
     assert result["tool_usage"]["delta"]["edit_file"] == {"base": 0, "candidate": 2, "delta": 2}
     text = report(dm_a)
@@ -204,7 +208,7 @@ def test_cli_on_foreign_sessions(tmp_path):
     duck = samples.write_devduck_zip(tmp_path / "duck.zip")
     done = cli("analyze", "--json", str(dm))
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["counts"]["tool_calls"] == 4
+    assert json.loads(done.stdout)["counts"]["tool_calls"] == 5
     shown = cli("analyze", str(duck))
     assert shown.returncode == 0, shown.stderr
     assert "shell" in shown.stdout
@@ -223,4 +227,4 @@ def test_analyze_dir_mixes_formats(tmp_path):
     rows = {row["file"]: row for row in summary["rows"]}
     assert set(rows) == {"run.jsonl", "duck.zip"}, summary
     assert summary["tools"]["run_tests"] == {"calls": 2, "errors": 1, "sessions": 1}
-    assert rows["run.jsonl"]["tool_calls"] == 4 and rows["duck.zip"]["tool_calls"] == 1
+    assert rows["run.jsonl"]["tool_calls"] == 5 and rows["duck.zip"]["tool_calls"] == 1

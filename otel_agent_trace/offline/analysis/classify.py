@@ -133,10 +133,14 @@ def verification_kind(command: str) -> str | None:
     return None
 
 
+_RUN_TOOL_NAMES = re.compile(r"(^|_)(run|exec(ute)?)_?(python|code|script|program)($|_)", re.I)
+
+
 def tool_name_verification_kind(tool: str) -> str | None:
-    """Verification by a tool's name alone: ``run_tests``, ``lint``, ``typecheck``, ``verify``."""
+    """Verification by a tool's name alone: ``run_tests``, ``lint``, ``typecheck``, ``verify``;
+    ``run_python``, ``run_code``, ``execute_script`` run the work (``run``)."""
     if not _VERIFY_TOOL_NAMES.search(tool):
-        return None
+        return "run" if _RUN_TOOL_NAMES.search(tool) else None
     lowered = tool.lower()
     return "lint" if "lint" in lowered else "typecheck" if "type" in lowered else "test"
 
