@@ -8,10 +8,11 @@ the client decodes them: what is kept here can be answered again byte for byte, 
 
 Recording (checkpoint tier only): the request (method, URL, headers without credentials, body)
 and the response (status, headers, body as the chunks the transport yielded, in order) are handed
-to the session recorder as the ``http_exchanges`` content of the current span (the model span; the
-HTTP span if one is current). The body still streams to the client chunk by chunk; what is kept
-is capped per exchange (``AGENT_TRACE_EXCHANGE_MAX_BYTES``): past the cap the rest is not kept and
-the exchange is marked ``truncated`` (such an exchange cannot be replayed).
+to the session recorder as the ``http_exchanges`` content of the span that made the request (the
+model span; else the agent or tool span: never an HTTP span, which ends before a streamed body is
+read). The body still streams to the client chunk by chunk; what is kept is capped per exchange
+(``AGENT_TRACE_EXCHANGE_MAX_BYTES``): past the cap the body is not kept (its size is) and the
+exchange is marked ``truncated`` (such an exchange cannot be replayed).
 
 Replaying: while a player is set (:mod:`otel_agent_trace.model_replay`), every request goes to
 it instead of the network; it answers from the recording, sends to a live endpoint, or raises.
@@ -149,6 +150,7 @@ def _recording_target(request: Any) -> tuple[Any, Any] | None:
         span = trace.get_current_span()
         if not span.is_recording():
             return None
+        span = _holder(span)
         from . import _span
 
         url = str(request.url)
@@ -158,6 +160,18 @@ def _recording_target(request: Any) -> tuple[Any, Any] | None:
         internal_error("choosing where an HTTP exchange is kept", exc)
         return None
     return rec, span
+
+
+def _holder(span: Any) -> Any:
+    """The span an exchange is kept under: an HTTP client span ends when the response headers
+    arrive, before a streamed body is read, so its (local) parent keeps it — the model span, or
+    the agent or tool span that made the request. The recorder needs only the span's id."""
+    attrs = getattr(span, "attributes", None) or {}
+    parent = getattr(span, "parent", None)
+    is_http = "http.request.method" in attrs and "gen_ai.operation.name" not in attrs
+    if is_http and parent is not None and not parent.is_remote:
+        return trace.NonRecordingSpan(parent)
+    return span
 
 
 def _is_secret(name: str) -> bool:
