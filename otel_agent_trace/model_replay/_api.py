@@ -106,6 +106,21 @@ def _link_span(player: Player) -> Any:
     return _Scope()
 
 
+def _start_in_child(settings: Any) -> Player:
+    """A child process of the replayed agent: its requests were not recorded with the parent's
+    (each process numbers its own), so none is answered: every one is refused, never sent."""
+    from otel_agent_trace.instrumentation.system.http import _exchange
+
+    from ._recording import Recording
+
+    empty = Recording(str(settings.model_replay), "", "checkpoint")
+    player = Player(empty, on_divergence="stop")
+    _exchange.install("model_replay")
+    _exchange.set_player(player)
+    _hooks.player = player
+    return player
+
+
 def start_from_settings() -> Player | None:
     """At start-up (the HTTP instrumentation, under ``opentelemetry-instrument``): the replay
     ``AGENT_TRACE_MODEL_REPLAY`` asks for. A session that cannot answer stops the program with
@@ -116,6 +131,8 @@ def start_from_settings() -> Player | None:
     settings = get_settings()
     if settings.model_replay is None:
         return None
+    if settings.inherited_session_id:
+        return _start_in_child(settings)
     try:
         player = start(
             settings.model_replay,
