@@ -12,7 +12,7 @@ from tests.context.helpers import spans_of
 QUESTION = "What's the weather in Paris?"
 
 
-def _weather(city: str) -> str:
+def get_weather(city: str) -> str:
     """Weather of a city."""
     return f"18°C and sunny in {city}"
 
@@ -39,11 +39,14 @@ def test_strands_run(llm, checkpoint, memory_exporter):
         client_args={"base_url": llm.openai_url, "api_key": "sk-test", "max_retries": 0},
         model_id="gpt-4o-mini",
     )
-    agent = Agent(model=model, tools=[tool(_weather)], name="weather", callback_handler=None)
+    agent = Agent(model=model, tools=[tool(get_weather)], name="weather", callback_handler=None)
     llm.queue("openai_chat_tool_call_stream", "openai_chat_final_stream")  # Strands always streams
     assert "sunny" in str(agent(QUESTION))
     spans = _one_tree(checkpoint, memory_exporter, "invoke_agent weather")
-    assert [s.name for s in spans].count("chat gpt-4o-mini") == 2
+    names = [s.name for s in spans]
+    assert names.count("chat gpt-4o-mini") == 2 and names.count("execute_tool get_weather") == 1
+    tool_span = next(s for s in spans if s.name == "execute_tool get_weather")
+    assert tool_span.status.is_ok
 
 
 @pytest.mark.parametrize("streamed", [False, True], ids=["plain", "streamed"])
@@ -60,7 +63,7 @@ def test_langgraph_run(streamed, llm, checkpoint, memory_exporter):
         warnings.simplefilter("ignore")  # create_react_agent's move to langchain.agents
         from langgraph.prebuilt import create_react_agent
 
-        graph = create_react_agent(chat, [tool(_weather)], name="weather")
+        graph = create_react_agent(chat, [tool(get_weather)], name="weather")
     suffix = "_stream" if streamed else ""
     llm.queue(f"openai_chat_tool_call{suffix}", f"openai_chat_final{suffix}")
     if streamed:
@@ -69,6 +72,8 @@ def test_langgraph_run(streamed, llm, checkpoint, memory_exporter):
         graph.invoke({"messages": [("user", QUESTION)]})
     spans = _one_tree(checkpoint, memory_exporter, "invoke_agent weather")
     chats = [s for s in spans if s.name == "chat gpt-4o-mini"]
+    (tool_span,) = [s for s in spans if s.name == "execute_tool get_weather"]
+    assert tool_span.attributes["gen_ai.tool.call.id"] == "call_weather_1"
     assert [c.attributes["gen_ai.response.id"] for c in chats] == [
         f"chatcmpl-tool00{2 if streamed else 1}",
         f"chatcmpl-final0{2 if streamed else 1}",
