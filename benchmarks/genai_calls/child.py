@@ -176,6 +176,7 @@ def main() -> None:
         for _ in range(warmup):
             call(history)
         diffs, on_all, off_all = [], [], []
+        blocks: list[tuple[float, float]] = []  # (median off, median on) of each pair
         spans = span_bytes = 0
         session0 = _dir_bytes(opts["session_dir"]) if opts.get("session_dir") else 0
         for p in range(pairs):
@@ -193,6 +194,7 @@ def main() -> None:
                     off_all += times
                 medians[flag] = statistics.median(times)
             diffs.append((medians[True] - medians[False]) / 1000)
+            blocks.append((medians[False] / 1000, medians[True] / 1000))
         on(False)
         calls = pairs * block
         time.sleep(0.3)  # let a flusher thread write what it queued
@@ -204,6 +206,7 @@ def main() -> None:
             "spans_per_call": spans / calls,
             "span_bytes_per_call": span_bytes / calls,
             "session_bytes_per_call": session / calls,
+            "blocks": blocks,
         }
     print(json.dumps(result))
     sys.stdout.flush()

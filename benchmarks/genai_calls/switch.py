@@ -12,6 +12,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+_MISSING = object()
+
 
 def _state() -> dict[tuple[int, str], tuple[Any, Any]]:
     """(id of owner, name) -> (owner, value) for module globals and the classes they define."""
@@ -42,13 +44,22 @@ class PatchSwitch:
             # a callable replaced by another (a wrapper), never a cache or a lazy import
             if new is not old and callable(old) and callable(new) and not isinstance(old, type):
                 self._changes.append((owner, key[1], old, new))
+        known = {id(owner) for owner, _value in self._before.values() if isinstance(owner, type)}
+        for key, (owner, new) in after.items():
+            # a wrapper set on a class over an inherited method (``wrapt`` on ``OpenAI.request``)
+            if key not in self._before and key[0] in known and hasattr(new, "__wrapped__"):
+                self._changes.append((owner, key[1], _MISSING, new))
         self._before = {}
         return len(self._changes)
 
     def _set(self, which: int) -> None:
         for change in self._changes:
             owner, name, value = change[0], change[1], change[2 + which]
-            setattr(owner, name, value)
+            if value is _MISSING:
+                if name in vars(owner):
+                    delattr(owner, name)
+            else:
+                setattr(owner, name, value)
 
     def off(self) -> None:
         self._set(0)
