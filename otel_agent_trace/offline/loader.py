@@ -213,6 +213,14 @@ def iter_entries(
     )
 
 
+def session_format_of(path: str | os.PathLike[str]) -> ModuleType:
+    """The format of a session (:mod:`.formats` module), told from its first entry; only that
+    entry is read."""
+    for module, _ in _stream(_resolve(Path(path).expanduser()), [], lenient=True, children=False):
+        return module
+    return native
+
+
 def iter_events(
     path: str | os.PathLike[str], issues: list[ReadIssue] | None = None, **kwargs: Any
 ) -> Iterator[Event]:

@@ -60,6 +60,7 @@ PAGE = r"""<!DOCTYPE html>
   <div id="chart"><div id="axis"><div></div><div class="ticks" id="ticks"></div></div><div id="rows"></div></div>
   <aside id="details"><p class="fact">Click a span to see its details.</p></aside>
 </main>
+<script type="application/json" id="session-spans">__SPANS_JSON__</script>
 <script type="application/json" id="session-data">__DATA_JSON__</script>
 <script>
 "use strict";
@@ -70,6 +71,11 @@ window.addEventListener("error", function (ev) {
 });
 (function () {
   var data = JSON.parse(document.getElementById("session-data").textContent);
+  data.spans = JSON.parse(document.getElementById("session-spans").textContent);
+  data.spans.forEach(function (s) {  // times from the session's first entry to the page's zero
+    s.start -= data.t0; s.end -= data.t0;
+    s.events.forEach(function (e) { e.at -= data.t0; });
+  });
   document.title = data.session_id + " \u2014 otel-agent-trace";
   var LAYERS = { agent: 1, tool: 1, sys: 1 };
 
@@ -91,8 +97,18 @@ window.addEventListener("error", function (ev) {
   document.getElementById("title").textContent = data.session_id;
   var facts = data.spans_total + " spans \u00b7 " + data.entries + " entries \u00b7 " + fmtDur(data.duration_ns) +
     " \u00b7 tier " + data.tier + (data.complete ? "" : " \u00b7 unfinished (no session.end)");
-  if (data.spans_total > data.spans.length) facts += " \u00b7 first " + data.spans.length + " spans drawn";
+  var leftOut = [];
+  if (data.spans_total > data.spans.length) leftOut.push("only the first " + data.spans.length + " of " + data.spans_total + " spans are drawn");
+  if (data.values_cut) leftOut.push(data.values_cut + " values cut to " + data.max_value_chars + " characters");
+  if (data.lists_shortened) leftOut.push(data.lists_shortened + " long lists or objects shortened");
+  if (data.events_left_out) leftOut.push(data.events_left_out + " span events left out");
   document.getElementById("facts").textContent = facts;
+  if (leftOut.length) {
+    var note = el("div", "fact", "Left out of this page: " + leftOut.join("; ") +
+      ". To see everything: otel-agent-trace view --full " + data.path);
+    note.id = "left-out";
+    document.querySelector("header").appendChild(note);
+  }
 
   var byId = {}, roots = [];
   data.spans.forEach(function (s) { s.children = []; byId[s.id] = s; });
@@ -191,6 +207,7 @@ window.addEventListener("error", function (ev) {
         box.appendChild(el("div", null, "+" + fmtDur(e.at) + "  " + e.name));
         box.appendChild(table(e.attributes));
       });
+      if (span.events_left_out) box.appendChild(el("div", "fact", "\u2026 and " + span.events_left_out + " more events"));
     }
   }
   var first = rows.querySelector(".row");
