@@ -98,6 +98,7 @@ def load_recording(path: str | os.PathLike[str]) -> Recording:
 
     found: list[tuple[int, int, Exchange]] = []
     tools: list[ToolCall] = []
+    started: dict[str, dict[str, Any]] = {}  # tool spans whose start is read and end not yet
     session_id, tier = "", ""
     for entry in iter_entries(path, children=False):
         kind = entry.get("type")
@@ -112,10 +113,17 @@ def load_recording(path: str | os.PathLike[str]) -> Recording:
                     "replay the .checkpoint.jsonl file or its ZIP."
                 )
             continue
+        if kind == "span.start":  # a span.end repeats no attribute its start already wrote
+            attrs = entry.get("attributes")
+            if isinstance(attrs, dict) and attrs.get("gen_ai.operation.name") == "execute_tool":
+                started[str(entry.get("span_id"))] = attrs
+            continue
         if kind != "span.end":
             continue
         content = entry.get("content")
         attrs = entry.get("attributes") or {}
+        if str(entry.get("span_id")) in started:
+            attrs = {**started.pop(str(entry.get("span_id"))), **(attrs if isinstance(attrs, dict) else {})}
         if isinstance(content, dict) and isinstance(content.get(CONTENT_KEY), list):
             for record in content[CONTENT_KEY]:
                 exchange = _exchange(record, entry)

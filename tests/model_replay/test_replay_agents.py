@@ -87,6 +87,23 @@ def test_a_changed_prompt_is_reported_at_the_first_call_with_the_diff(recorded):
     assert "ModelReplayDivergence" in done.stderr
 
 
+def test_a_changed_tool_output_is_reported_at_the_next_model_call(recorded):
+    weather = recorded.cwd / "weather.json"
+    original = weather.read_text()
+    weather.write_text(json.dumps({"Paris": {"temp_c": 25, "sky": "sunny"}}))
+    try:
+        done, report = replay(recorded)
+    finally:
+        weather.write_text(original)
+    assert done.returncode != 0
+    (first,) = report["divergences"]
+    assert first["call"] == 2 and first["recorded_index"] == 2
+    (diff,) = first["differences"]
+    assert diff.startswith("body.messages[3].content: ")
+    assert '\\"temp_c\\": 18' in diff and '\\"temp_c\\": 25' in diff
+    assert [c["status"] for c in report["calls"]] == ["replayed", "stopped"]
+
+
 def test_continue_answers_in_recorded_order_after_a_divergence(recorded):
     changed = ("--prompt", "Be brief.", *recorded.args)
     done, report = replay(recorded, "--on-divergence", "continue", agent_args=changed)
