@@ -75,7 +75,13 @@ CONFIGS: dict[str, tuple[str, str | None, dict[str, str]]] = {
     "ours": ("ours, default (trace tier)", None, {}),
     "ours-both": ("ours, AGENT_TRACE_TIER=both + content", None, {"AGENT_TRACE_TIER": "both", **CONTENT_ON}),
 }
-HISTORY_CONFIGS = ("ours", "ours-both", "contrib")
+HISTORY_CONFIGS = ("ours", "ours-both", "contrib", "ours-base")
+BASE_TREE: list[str] = []  # --base-tree: a checkout whose otel_agent_trace "ours-base" runs
+
+
+def _add_base(tree: str) -> None:
+    BASE_TREE[:] = [tree]
+    CONFIGS["ours-base"] = (f"ours at {Path(tree).name}, default (trace tier)", None, {})
 
 
 def setup_venvs() -> None:
@@ -91,7 +97,8 @@ def run_child(config: str, url: str, mode: str, opts: dict) -> dict:
     python = str(VENVS / venv / "bin" / "python") if venv else sys.executable
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "TRACELOOP_", "AGENT_TRACE_"))}
     env.update(extra)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "benchmarks")])  # this tree first
+    tree = BASE_TREE[0] if config == "ours-base" else str(ROOT)
+    env["PYTHONPATH"] = os.pathsep.join([tree, str(ROOT / "benchmarks")])  # that tree first
     with tempfile.TemporaryDirectory(prefix="bench-genai-calls-") as work:
         session_dir = os.path.join(work, "sessions")
         if config.startswith("ours"):
@@ -113,25 +120,32 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pairs", type=int, default=10, help="off/on block pairs per process")
     p.add_argument("--block", type=int, default=15, help="calls per block")
     p.add_argument("--warmup", type=int, default=20)
-    p.add_argument("--configs", default=",".join(CONFIGS))
+    p.add_argument("--configs", help="comma-separated (default: all)")
     p.add_argument("--modes", default="chat,stream")
     p.add_argument("--history", action="store_true", help="added cost at 400 vs 10 messages of 1 KB")
     p.add_argument("--json", help="write the raw results there")
     p.add_argument("--render", help="print the table of a results file written by --json, and exit")
+    p.add_argument(
+        "--base-tree",
+        help="also run ours from this checkout (e.g. `git worktree add /tmp/base <commit>`): before/after",
+    )
     args = p.parse_args(argv)
     if args.setup:
         setup_venvs()
         return 0
+    if args.base_tree:
+        _add_base(args.base_tree)
     if args.render:
         print(render_file(args.render))
         return 0
     opts = {"pairs": args.pairs, "block": args.block, "warmup": args.warmup}
     if args.history:
-        configs = [c for c in args.configs.split(",") if c in HISTORY_CONFIGS] or list(HISTORY_CONFIGS)
+        wanted = (args.configs or ",".join(HISTORY_CONFIGS)).split(",")
+        configs = [c for c in wanted if c in HISTORY_CONFIGS and c in CONFIGS]
         opts |= {"histories": [10, 400], "size": 1024}
         modes = ["chat"]
     else:
-        configs = [c for c in args.configs.split(",") if c]
+        configs = [c for c in (args.configs or ",".join(CONFIGS)).split(",") if c]
         opts |= {"histories": [0]}
         modes = [m for m in args.modes.split(",") if m]
     results: dict[str, dict[str, list[dict]]] = {m: {c: [] for c in configs} for m in modes}
@@ -148,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         "rounds": args.rounds,
         "pairs": args.pairs,
         "block": args.block,
+        "base_tree": args.base_tree,
         "raw": results,
     }
     if args.json:
@@ -159,6 +174,8 @@ def main(argv: list[str] | None = None) -> int:
 def render_file(path: str) -> str:
     """The table of a results file written by ``--json``."""
     report = json.loads(Path(path).read_text())
+    if report.get("base_tree"):
+        _add_base(report["base_tree"])
     results = report["raw"]
     return (
         render_history(results)
