@@ -40,6 +40,23 @@ def instrumented(provider: Any) -> Iterator[None]:
         inst.uninstrument()
 
 
+@pytest.fixture(scope="package", autouse=True)
+def _no_agents_sdk_export() -> Iterator[None]:
+    """The OpenAI Agents SDK's own tracing off (it would export to the vendor), except where a
+    test collects it (``sdk_traces``)."""
+    try:
+        import agents
+        from agents.tracing.setup import get_trace_provider
+    except ImportError:
+        yield
+        return
+    provider = get_trace_provider()
+    before = getattr(provider, "_manual_disabled", None)
+    agents.set_tracing_disabled(True)
+    yield
+    provider._manual_disabled = before
+
+
 @pytest.fixture(scope="package")
 def _server() -> Iterator[FakeLLMServer]:
     server = FakeLLMServer().start()

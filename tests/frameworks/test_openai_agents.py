@@ -163,10 +163,16 @@ def test_run_input_and_output_reach_the_session(llm, checkpoint):
     _script(llm, "chat", streamed=False)
     Runner.run_sync(_agents(llm, "chat"), QUESTION)
     path = next(p for p in checkpoint.files if "checkpoint" in p.name)
+    shareable = next(p for p in checkpoint.files if "checkpoint" not in p.name)
     checkpoint.stop()
     triage = next(s for s in spans_of(path) if s.name == "invoke_agent triage")
     assert triage.content["agent_input"] == QUESTION
     assert triage.content["agent_output"] == ANSWER
+    # the shareable tier keeps their length and SHA-256 only (the tool's result preview is kept)
+    text = shareable.read_text()
+    assert QUESTION not in text and ANSWER not in text
+    shared = next(s for s in spans_of(shareable) if s.name == "invoke_agent triage")
+    assert shared.content["agent_input"]["chars"] == len(QUESTION)
 
 
 def test_a_stream_left_unread_still_ends_its_span(llm, memory_exporter):
