@@ -211,3 +211,22 @@ def test_a_failed_streamed_run_ends_its_span_with_the_error(llm, memory_exporter
         asyncio.run(failing())
     (span,) = [s for s in memory_exporter.get_finished_spans() if s.name == "invoke_agent triage"]
     assert span.status.status_code is StatusCode.ERROR
+
+
+def test_concurrent_runs_are_separate_traces(llm, memory_exporter):
+    client = openai.AsyncOpenAI(base_url=llm.openai_url, api_key="sk-test", max_retries=0)
+    model = OpenAIChatCompletionsModel(model="gpt-4o-mini", openai_client=client)
+    first = Agent(name="first", instructions="Answer.", model=model)
+    second = Agent(name="second", instructions="Answer.", model=model)
+
+    async def both() -> list[Any]:
+        return await asyncio.gather(Runner.run(first, "Hi"), Runner.run(second, "Hi"))
+
+    results = asyncio.run(both())  # the server's default answer, for each
+    assert [r.final_output for r in results] == ["Hello! How can I help you today?"] * 2
+    finished = memory_exporter.get_finished_spans()
+    runs = {s.name: s for s in finished if s.name.startswith("invoke_agent")}
+    assert sorted(runs) == ["invoke_agent first", "invoke_agent second"]
+    chats = [s for s in finished if s.name == "chat gpt-4o-mini"]
+    assert sorted(c.parent.span_id for c in chats) == sorted(r.context.span_id for r in runs.values())
+    assert len({s.context.trace_id for s in finished}) == 2
