@@ -1,0 +1,192 @@
+"""Writing the session ZIP at exit: MB of session per second, this tree's ``recording/archive``
+side by side with another commit's (default ``5c6c48c``, the code before issue 12's "Exit" goal).
+
+A session of ``--size-mb`` (default 250) is recorded once by the real recorder through the public
+API (conversation turns: a user message, a tool call, an assistant message; a snapshot every 50
+turns) and kept under ``~/.cache/otel-agent-trace/bench-zip/`` (made again when missing). Each
+measurement exports its ZIP in a fresh interpreter (``export_zip`` of the code under test, the
+session file hard-linked into a new directory), in turn old/new for ``--rounds`` rounds; the
+median is reported. The new ZIP is then read back with ``load_session`` (the reader's caps) and
+its snapshots compared with those ``load_session`` builds from the JSONL.
+
+    python benchmarks/bench_zip.py                        # 250 MB, 3 rounds, against 5c6c48c
+    python benchmarks/bench_zip.py --size-mb 1000 --rounds 2 --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CACHE = Path.home() / ".cache" / "otel-agent-trace" / "bench-zip"
+
+_GENERATE = """
+import os, random, sys
+import otel_agent_trace as oat
+target, directory = int(sys.argv[1]), sys.argv[2]
+rng = random.Random(12)
+words = [f"w{rng.randrange(16**6):x}" for _ in range(20000)]
+
+@oat.tool
+def lookup(query: str) -> str:
+    return " ".join(rng.choices(words, k=60))
+
+history = []
+with oat.session("bench-zip", directory=directory) as s:
+    path = s.files[0]
+    turn = 0
+    while os.path.getsize(path) < target:
+        for _ in range(50):
+            user = {"role": "user", "content": " ".join(rng.choices(words, k=150))}
+            oat.record_message("user", user["content"])
+            lookup(user["content"][:200])
+            answer = {"role": "assistant", "content": " ".join(rng.choices(words, k=300))}
+            oat.record_message("assistant", answer["content"])
+            history += [user, answer]
+            turn += 1
+        oat.snapshot(f"turn {turn}", messages=history[-40:], system_prompt="You are a bench agent.")
+print(path)
+"""
+
+_EXPORT = """
+import sys, time, types
+from pathlib import Path
+import orjson
+from otel_agent_trace.recording.archive import export_zip
+path = Path(sys.argv[1])
+first = orjson.loads(path.open("rb").readline())
+stopped = int(sys.argv[2])
+recorder = types.SimpleNamespace(
+    session_id=first["session_id"], name="bench-zip", started_ns=first["ts"], stopped_ns=stopped,
+    counts={}, user_metadata={}, is_child=False,
+    env=types.SimpleNamespace(localtime=time.localtime, clock=time.time_ns),
+)
+writer = types.SimpleNamespace(path=path, tier=first.get("tier", "trace"))
+t = time.perf_counter()
+out = export_zip(recorder, writer)
+print(time.perf_counter() - t, out)
+"""
+
+
+def _session(size_mb: int) -> Path:
+    directory = CACHE / f"{size_mb}mb"
+    found = sorted(p for p in directory.glob("session-*.jsonl") if p.name.count(".") == 1)
+    if found:
+        return found[0]
+    directory.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, AGENT_TRACE_ZIP="0", OTEL_SDK_DISABLED="false")
+    out = subprocess.run(
+        [sys.executable, "-c", _GENERATE, str(size_mb << 20), str(directory)],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    return Path(out.stdout.strip().splitlines()[-1])
+
+
+def _old_tree(commit: str) -> Path:
+    tree = Path(tempfile.gettempdir()) / f"otel-agent-trace-{commit}"
+    if not (tree / "otel_agent_trace").is_dir():
+        tree.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", "archive", commit, "otel_agent_trace"], cwd=REPO, check=True, capture_output=True)
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    return tree
+
+
+def _export(session: Path, pythonpath: Path, work: Path) -> tuple[float, Path]:
+    work.mkdir(parents=True)
+    linked = work / session.name
+    os.link(session, linked)
+    stopped = str(os.stat(session).st_mtime_ns)
+    env = dict(os.environ, PYTHONPATH=str(pythonpath))
+    out = subprocess.run(
+        [sys.executable, "-c", _EXPORT, str(linked), stopped],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=work,
+    )
+    seconds, path = out.stdout.split()
+    return float(seconds), Path(path)
+
+
+def _members(path: Path) -> list[dict[str, object]]:
+    with zipfile.ZipFile(path) as zf:
+        return [
+            {
+                "name": i.filename,
+                "size": i.file_size,
+                "compressed": i.compress_size,
+                "method": "stored" if i.compress_type == zipfile.ZIP_STORED else "deflated",
+            }
+            for i in zf.infolist()
+        ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--size-mb", type=int, default=250)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--against", default="5c6c48c", help="the commit to compare with")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    session = _session(args.size_mb)
+    size_mb = session.stat().st_size / 1e6
+    old = _old_tree(args.against)
+    times: dict[str, list[float]] = {"old": [], "new": []}
+    zips: dict[str, Path] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-zip-") as tmp:
+        for r in range(args.rounds):
+            for label, pythonpath in (("old", old), ("new", REPO)):
+                seconds, path = _export(session, pythonpath, Path(tmp) / f"{label}{r}")
+                times[label].append(seconds)
+                zips[label] = path
+        from otel_agent_trace.offline import load_session
+
+        loaded = load_session(zips["new"])
+        same_snapshots = loaded.snapshots == load_session(session).snapshots
+        result = {
+            "session_mb": round(size_mb, 1),
+            "entries": len(loaded.events),
+            "snapshots": len(loaded.snapshots),
+            "rounds": args.rounds,
+            "python": platform.python_version(),
+            "against": args.against,
+            **{
+                label: {
+                    "seconds": round(statistics.median(ts), 3),
+                    "mb_per_s": round(size_mb / statistics.median(ts), 1),
+                    "zip_mb": round(zips[label].stat().st_size / 1e6, 1),
+                    "members": _members(zips[label]),
+                }
+                for label, ts in times.items()
+            },
+            "new_zip_loads_and_snapshots_match_the_jsonl": same_snapshots,
+        }
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return
+    print(f"session {result['session_mb']} MB, {result['entries']} entries, {result['snapshots']} snapshots")
+    print(f"{'code':<12}{'seconds':>10}{'MB/s':>10}{'ZIP MB':>10}")
+    for label in ("old", "new"):
+        row = result[label]
+        name = args.against if label == "old" else "this tree"
+        print(f"{name:<12}{row['seconds']:>10.3f}{row['mb_per_s']:>10.1f}{row['zip_mb']:>10.1f}")
+    print("new ZIP loads with load_session; its snapshots equal the JSONL's:", same_snapshots)
+
+
+if __name__ == "__main__":
+    main()
