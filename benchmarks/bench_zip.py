@@ -99,7 +99,9 @@ def _old_tree(commit: str) -> Path:
     tree = Path(tempfile.gettempdir()) / f"otel-agent-trace-{commit}"
     if not (tree / "otel_agent_trace").is_dir():
         tree.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.run(["git", "archive", commit, "otel_agent_trace"], cwd=REPO, check=True, capture_output=True)
+        archive = subprocess.run(
+            ["git", "archive", commit, "otel_agent_trace"], cwd=REPO, check=True, capture_output=True
+        )
         subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
     return tree
 
@@ -136,7 +138,9 @@ def _members(path: Path) -> list[dict[str, object]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--size-mb", type=int, default=250)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--against", default="5c6c48c", help="the commit to compare with")
