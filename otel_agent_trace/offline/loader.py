@@ -251,6 +251,19 @@ def _resolve(path: Path) -> Path:
 
 # --- the loaded session -------------------------------------------------------------------------
 
+# Fields whose text repeats from entry to entry (kept once in a LoadedSession: a fifth of its memory).
+_REPEATED_FIELDS = (
+    "type",
+    "layer",
+    "parent_id",
+    "trace_id",
+    "span_id",
+    "parent_span_id",
+    "name",
+    "kind",
+    "role",
+)
+
 
 class LoadedSession:
     """A recorded session read back whole (its events in memory; :func:`iter_entries` streams)."""
@@ -270,11 +283,17 @@ class LoadedSession:
         self.format: ModuleType = native
         self.events: list[Event] = []
         append = self.events.append
+        shared: dict[str, str] = {}  # one copy of each repeated text (ids of parents, spans, traces)
+        one = shared.setdefault
         with _no_gc():  # entries are acyclic: collections while building them only cost time
             for module, entry in _stream(
                 self.path, self.issues, lenient=lenient, children=children, on_source=self._read_archive
             ):
                 self.format = module
+                for key in _REPEATED_FIELDS:
+                    value = entry.get(key)
+                    if value.__class__ is str:
+                        entry[key] = one(value, value)
                 append(
                     Event(
                         entry["id"],
