@@ -230,3 +230,13 @@ def test_concurrent_runs_are_separate_traces(llm, memory_exporter):
     chats = [s for s in finished if s.name == "chat gpt-4o-mini"]
     assert sorted(c.parent.span_id for c in chats) == sorted(r.context.span_id for r in runs.values())
     assert len({s.context.trace_id for s in finished}) == 2
+
+
+def test_the_sdk_session_is_the_conversation(llm, memory_exporter):
+    from agents import SQLiteSession
+
+    client = openai.AsyncOpenAI(base_url=llm.openai_url, api_key="sk-test", max_retries=0)
+    agent = Agent(name="chat", model=OpenAIChatCompletionsModel(model="gpt-4o-mini", openai_client=client))
+    Runner.run_sync(agent, "Hi", session=SQLiteSession("conversation-7"))
+    (run,) = [s for s in memory_exporter.get_finished_spans() if s.name == "invoke_agent chat"]
+    assert run.attributes["gen_ai.conversation.id"] == "conversation-7"

@@ -105,6 +105,11 @@ def _attributes(agent: Any, conversation_id: Any) -> dict[str, Any]:
     )
 
 
+def _conversation(kwargs: dict[str, Any]) -> Any:
+    """The run's conversation: the server-side ``conversation_id``, else the SDK session's id."""
+    return kwargs.get("conversation_id") or getattr(kwargs.get("session"), "session_id", None)
+
+
 def _arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
     agent = args[0] if args else kwargs.get("starting_agent")
     run_input = args[1] if len(args) > 1 else kwargs.get("input")
@@ -117,7 +122,7 @@ def _start(args: tuple[Any, ...], kwargs: dict[str, Any], tracer: trace.Tracer) 
     if agent is None:
         return None
     span = tracer.start_span(
-        gs.agent_span_name(_name(agent)), attributes=_attributes(agent, kwargs.get("conversation_id"))
+        gs.agent_span_name(_name(agent)), attributes=_attributes(agent, _conversation(kwargs))
     )
     if sink.active() is not None and isinstance(run_input, (str, list)):
         gs.record_content(span, agent_input=jsonable(run_input))
