@@ -23,7 +23,7 @@ def _one_tree(session: Any, memory_exporter: Any, agent_span: str) -> list[Any]:
     session.stop()
     finished = memory_exporter.get_finished_spans()
     assert len({s.context.trace_id for s in finished}) == 1
-    assert all(s.attributes["session.id"] == session_id for s in finished)
+    assert all(s.attributes["agent_trace.session.id"] == session_id for s in finished)
     (root,) = [s for s in finished if s.parent is None]
     assert root.name == agent_span
     spans = spans_of(files[0])

@@ -137,7 +137,7 @@ def test_one_agent_span_and_one_trace_per_run(api, how, llm, checkpoint, memory_
 
     finished = memory_exporter.get_finished_spans()
     assert len({s.context.trace_id for s in finished}) == 1  # one trace per run
-    assert all(s.attributes["session.id"] == session_id for s in finished)
+    assert all(s.attributes["agent_trace.session.id"] == session_id for s in finished)
     spans = [s for s in spans_of(files[0]) if not s.name.startswith(("POST", "GET"))]
     assert tree(spans) == SHAPE
     assert len({s.trace_id for s in spans}) == 1
