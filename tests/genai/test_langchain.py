@@ -71,6 +71,28 @@ async def test_async_stream_has_the_response_id(chat, memory_exporter):
     assert span.attributes["gen_ai.response.id"] == "chatcmpl-strm001"
 
 
+@pytest.mark.parametrize("streamed", [False, True], ids=["invoke", "stream"])
+def test_responses_api_calls_have_finish_reasons(streamed, llm, memory_exporter):
+    """``use_responses_api``: a status, not a finish reason, in LangChain's metadata; the span has
+    the reason as the bare SDK's Responses span has it."""
+    chat = ChatOpenAI(
+        model="gpt-4o-mini", base_url=llm.openai_url, api_key="sk-test", max_retries=0, use_responses_api=True
+    )
+    llm.queue("openai_responses_tool_call_stream" if streamed else "openai_responses_tool_call")
+    llm.queue("openai_responses_final_stream" if streamed else "openai_responses_final")
+    bound = chat.bind_tools([get_weather])
+    for _ in range(2):
+        if streamed:
+            list(bound.stream("What's the weather in Paris?"))
+        else:
+            bound.invoke("What's the weather in Paris?")
+    first, second = model_spans(memory_exporter)
+    assert first.attributes["gen_ai.response.finish_reasons"] == ("tool_calls",)
+    assert second.attributes["gen_ai.response.finish_reasons"] == ("stop",)
+    assert first.attributes["gen_ai.response.id"] == ("resp_tool002" if streamed else "resp_tool001")
+    assert first.attributes["agent_trace.tool_calls.ids"] == ("call_weather_r1",)
+
+
 def test_streamed_agent_run_model_spans_have_response_ids(llm, memory_exporter):
     streaming = ChatOpenAI(
         model="gpt-4o-mini", base_url=llm.openai_url, api_key="sk-test", max_retries=0, streaming=True

@@ -94,6 +94,21 @@ def begin(
         return None
 
 
+def _responses_reason(meta: dict[str, Any], message: Any) -> str | None:
+    """A Responses API answer (``use_responses_api``) has a status, not a finish reason: the
+    reason as the bare SDK's span has it (``tool_calls``, ``stop``, or why it is incomplete)."""
+    if meta.get("object") != "response":
+        return None
+    status = meta.get("status")
+    if status == "completed":
+        return "tool_calls" if getattr(message, "tool_calls", None) else "stop"
+    if status == "incomplete":
+        details = meta.get("incomplete_details")
+        reason = details.get("reason") if isinstance(details, dict) else None
+        return str(reason or status)
+    return None
+
+
 def result_of(message: Any) -> mc.ModelResult:
     result = mc.ModelResult()
     if message is None:
@@ -103,7 +118,7 @@ def result_of(message: Any) -> mc.ModelResult:
     rid = meta.get("id") or getattr(message, "id", None)
     if isinstance(rid, str) and not rid.startswith(("lc_", "run-")):  # not LangChain's own run ids
         result.response_id = rid
-    reason = meta.get("finish_reason") or meta.get("stop_reason")
+    reason = meta.get("finish_reason") or meta.get("stop_reason") or _responses_reason(meta, message)
     if reason:
         result.finish_reasons = [str(reason)]
     usage = getattr(message, "usage_metadata", None) or {}
