@@ -69,6 +69,17 @@ n = r["entries"]
 print(time.perf_counter() - t, n, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.process_time() - c)
 """
 
+HTML = """
+import sys, time, resource, os
+from otel_agent_trace.offline.html import write_html
+t, c = time.perf_counter(), time.process_time()
+out = write_html(sys.argv[1], sys.argv[1] + ".html")
+size = os.path.getsize(out)
+os.unlink(out)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(time.perf_counter() - t, size, peak, time.process_time() - c)
+"""
+
 
 def _entry(seq: int, parent: str, etype: str, layer: str, ts: int, /, **fields: object) -> bytes:
     entry = {
@@ -374,8 +385,12 @@ def bench_large(directory: Path, size_mb: int, rounds: int, rng: random.Random) 
             f"ratio {ratios[-1]:.2f} (CPU time {cpu_ratios[-1]:.2f}), analyze peak RSS {rss[-1]:.0f} MB",
             file=sys.stderr,
         )
+    html_s, html_bytes, html_rss, _ = _run(HTML, path)
     path.unlink()
     return {
+        "html_s": round(html_s, 1),
+        "html_page_mb": round(html_bytes / 1e6, 1),
+        "html_peak_rss_mb": round(html_rss, 1),
         "file_mb": round(mb, 1),
         "entries": entries,
         "generate_s": round(generated, 1),
@@ -457,6 +472,9 @@ def main() -> None:
     print(
         f"  analyze / parse speed (paired median): {a['analyze_vs_parse']} "
         f"(CPU time: {a['analyze_vs_parse_cpu']})"
+    )
+    print(
+        f"  view --html: {a['html_s']} s, a {a['html_page_mb']} MB page, peak RSS {a['html_peak_rss_mb']} MB"
     )
     if "analyze_dir" in result:
         d: dict[str, Any] = result["analyze_dir"]  # type: ignore[assignment]
