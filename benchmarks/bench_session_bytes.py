@@ -39,6 +39,7 @@ from otel_agent_trace._internal import sink
 from tests.fakes.llm_server import FakeLLMServer
 
 turns, marks, short = int(sys.argv[1]), set(json.loads(sys.argv[2])), int(sys.argv[3])
+fixed = sys.argv[4] == "fixed"  # the same request every call (the conversation does not grow)
 directory = Path(os.environ["AGENT_TRACE_DIR"])
 
 
@@ -69,23 +70,27 @@ for turn in range(1, turns + 1):
     after = size()
     model_bytes.append(after - before)
     call = reply.choices[0].message.tool_calls[0]
-    messages.append({"role": "assistant", "content": None, "tool_calls": [call.model_dump()]})
     result = lookup(f"turn {turn:04d} " + "q" * 190)
     tool_bytes.append(size() - after)
-    messages.append({"role": "tool", "tool_call_id": call.id, "content": result + " " + "r" * 150})
+    if not fixed:
+        messages.append({"role": "assistant", "content": None, "tool_calls": [call.model_dump()]})
+        messages.append({"role": "tool", "tool_call_id": call.id, "content": result + " " + "r" * 150})
     if turn in marks:
         sizes[turn] = size()
 server.stop()
 print(json.dumps({
     "model_call_bytes": sum(model_bytes[:short]) / min(short, len(model_bytes)),
     "tool_call_bytes": sum(tool_bytes[:short]) / min(short, len(tool_bytes)),
+    "model_call_bytes_all": sum(model_bytes) / len(model_bytes),
     "model_call_bytes_last": model_bytes[-1],
     "file_bytes": sizes,
 }))
 """
 
 
-def run(turns: int, marks: list[int], short: int, tier: str, content: bool, pythonpath: str) -> dict:
+def run(
+    turns: int, marks: list[int], short: int, tier: str, content: bool, pythonpath: str, fixed: bool
+) -> dict:
     with tempfile.TemporaryDirectory(prefix="bench-bytes-") as tmp:
         env = {
             k: v
@@ -104,7 +109,16 @@ def run(turns: int, marks: list[int], short: int, tier: str, content: bool, pyth
         if content:
             env["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"
         done = subprocess.run(
-            [INSTRUMENT, sys.executable, "-c", CHILD, str(turns), json.dumps(marks), str(short)],
+            [
+                INSTRUMENT,
+                sys.executable,
+                "-c",
+                CHILD,
+                str(turns),
+                json.dumps(marks),
+                str(short),
+                "fixed" if fixed else "grows",
+            ],
             cwd=tmp,
             env=env,
             capture_output=True,
@@ -125,17 +139,26 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=400)
     parser.add_argument("--short", type=int, default=10, help="calls averaged for bytes per call")
     parser.add_argument("--pythonpath", default=str(ROOT), help="the checkout whose code is measured")
+    parser.add_argument(
+        "--fixed", action="store_true", help="the same request every call (no growing conversation)"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     marks = [n for n in (10, 100, 400) if n <= args.turns]
-    result = run(args.turns, marks, args.short, args.tier, args.content, args.pythonpath)
+    result = run(args.turns, marks, args.short, args.tier, args.content, args.pythonpath, args.fixed)
     if args.json:
         print(json.dumps(result))
         return
-    label = f"tier {args.tier}" + (", content on" if args.content else "") + f", code {args.pythonpath}"
+    label = (
+        f"tier {args.tier}"
+        + (", content on" if args.content else "")
+        + (", the same request every call" if args.fixed else ", a growing conversation")
+        + f", code {args.pythonpath}"
+    )
     print(label)
     print(f"  bytes per model call (first {args.short}): {result['model_call_bytes']:,.0f}")
     print(f"  bytes per tool call (first {args.short}):  {result['tool_call_bytes']:,.0f}")
+    print(f"  bytes per model call (all {args.turns}):   {result['model_call_bytes_all']:,.0f}")
     print(f"  bytes of model call {args.turns}:        {result['model_call_bytes_last']:,}")
     for turn, size in result["file_bytes"].items():
         print(f"  file after {turn:>4} turns: {size:>12,} bytes ({size / int(turn):,.0f} per turn)")

@@ -61,7 +61,7 @@ class _Tier:
     """A writer plus the policy of what its tier keeps (``show``: a span's name and attributes as
     the tier keeps them, the policy's bound method, looked up once)."""
 
-    __slots__ = ("writer", "policy", "show", "snapshot")
+    __slots__ = ("writer", "policy", "show", "snapshot", "content")
 
     def __init__(self, writer: TierWriter, policy: TierPolicy):
         self.writer = writer
@@ -70,6 +70,8 @@ class _Tier:
         # The file's latest snapshot: (entry id, message ids, carried fields), for the next
         # snapshot and message-id lists written by reference to it.
         self.snapshot: tuple[str, list[Any], dict[str, Any]] | None = None
+        # The latest value of each carried content key in the file (fmt.CONTENT_CARRIED).
+        self.content: dict[str, Any] = {}
 
 
 class SessionRecorder:
@@ -508,10 +510,9 @@ class SessionRecorder:
         tiers = self.tiers
         with self._lock:
             per_tier: list[list[Any]] = [[] for _ in tiers]
-            # Its own start is needed only when its events or messages hang under it (content
-            # such as a tool's arguments and result goes in its end entry).
-            under = events or (content and not content.keys().isdisjoint(MESSAGE_KEYS))
-            self._queued_items(self._take_queue(without=None if under else ctx), per_tier)
+            # Its own start is needed only when its events hang under it: its content goes in its
+            # end entry, and messages it brings hang where that end does (naming the span).
+            self._queued_items(self._take_queue(without=None if events else ctx), per_tier)
             memo = self._live.pop(sid, None)
             if memo is not None:
                 layer, trace_hex, span_hex, start_name, start_attrs, shown = memo
@@ -533,7 +534,7 @@ class SessionRecorder:
                     trace_hex, span_hex, parent_hex, duration, status_fields, dropped,
                 )  # fmt: skip
                 w = tier.writer
-                if content:  # its messages are written first, under the span's start entry
+                if content:  # its messages go first, under its start entry (else where its end goes)
                     if items:
                         w.write_spans(items)
                         items = []
@@ -681,6 +682,25 @@ class SessionRecorder:
                 if not self._stopped:
                     self._flush_queue()
 
+    def _flush_before(self, span: Any) -> bool:
+        """Write what is queued but ``span``'s start when that is the last thing queued (it stays
+        queued: a span that ends next needs none). Returns whether it was kept."""
+        if not self._pending:
+            return False
+        with self._lock:
+            if self._stopped:
+                return False
+            ctx = span.get_span_context()
+            items = self._take_queue()
+            kept = bool(items) and items[-1].context is ctx
+            if kept:
+                start = items.pop()
+            if items:
+                self._flush_queue(items)
+            if kept:
+                self._pending.insert(0, start)  # queued after it meanwhile: after it still
+            return kept
+
     def record_message(self, role: str, content: Any, span: Any = None, **extra: Any) -> str | None:
         """Write one conversation message (once; repeats are found by hash). Returns its id in
         the first file."""
@@ -712,13 +732,23 @@ class SessionRecorder:
         self, tier: _Tier, parent_id: str, trace_hex: str, span_hex: str, content: dict[str, Any]
     ) -> dict[str, Any]:
         out: dict[str, Any] = {}
+        same: list[str] = []
         sid = int(span_hex, 16)
         for key, value in content.items():
             if key in MESSAGE_KEYS and isinstance(value, list):
                 ids = [self._message_entry(tier, m, parent_id, sid) for m in value]
                 out[key[:-1] + "_ids"] = _by_reference(tier.snapshot, ids)
-            else:
-                out[key] = tier.policy.content_value(key, value)
+                continue
+            shown = tier.policy.content_value(key, value)
+            if key in fmt.CONTENT_CARRIED:  # a model call's system prompt, tool definitions
+                last = tier.content.get(key, tier)
+                if last is not tier and (last is shown or last == shown):
+                    same.append(key)  # as the last model call said: not repeated
+                    continue
+                tier.content[key] = shown
+            out[key] = shown
+        if same:
+            out["same"] = same
         return out
 
     def snapshot(
@@ -735,18 +765,27 @@ class SessionRecorder:
         span: Any = None,
         auto: bool = False,
     ) -> int:
-        """Record the conversation state so far; returns the 1-based snapshot id."""
+        """Record the conversation state so far; returns the 1-based snapshot id.
+
+        An automatic snapshot (``auto``: a model call's, as it finishes) does not write its span's
+        start when that is still queued: like the call's messages, it hangs under the entry the
+        call's own end will hang under, and names the span (``trace_id``, ``span_id``)."""
         if self._fork_pending:
             self._open_fork_files()
-        self.flush()  # what is queued happened before this snapshot: it goes first
+        # What is queued happened before this snapshot: it goes first.
+        kept = self._flush_before(span) if auto and span is not None else self.flush()
         with self._lock:
             self.counts["snapshots"] += 1
             snapshot_id = self.counts["snapshots"]
             sid = span.get_span_context().span_id if span is not None else None
+            parent_sid = getattr(getattr(span, "parent", None), "span_id", None)
             now = self._clock()
             for tier in self.tiers:
                 w = tier.writer
-                parent = self._span_entry(w, sid)
+                if kept:  # its start is still queued: under its parent span's entry
+                    parent = w.span_entry(parent_sid) or w.root_id
+                else:
+                    parent = self._span_entry(w, sid)
                 message_ids = [self._message_entry(tier, m, parent, sid) for m in (messages or [])]
                 carried: dict[str, Any] = {
                     "description": tier.policy.text(description or ""),

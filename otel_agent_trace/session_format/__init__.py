@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from .schema import (
         CHECKPOINT,
         CHECKPOINT_SUFFIX,
+        CONTENT_CARRIED,
         DEVDUCK_SNAPSHOT_KEYS,
         ENTRY_TYPES,
         FORK,
@@ -86,6 +87,7 @@ if TYPE_CHECKING:
 _LAZY: dict[str, str] = {
     "CHECKPOINT": "schema",
     "CHECKPOINT_SUFFIX": "schema",
+    "CONTENT_CARRIED": "schema",
     "DEVDUCK_SNAPSHOT_KEYS": "schema",
     "ENTRY_TYPES": "schema",
     "FORK": "schema",
@@ -147,6 +149,7 @@ __getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
 __all__ = [
     "CHECKPOINT",
     "CHECKPOINT_SUFFIX",
+    "CONTENT_CARRIED",
     "DEVDUCK_SNAPSHOT_KEYS",
     "ENTRY_TYPES",
     "FORK",

@@ -42,6 +42,10 @@ ENTRY_TYPES = (
     FORK,
 )
 
+# Content keys of a span.end written once while they stay the same (format 1.2: a later model
+# call's content lists them in ``same``): a model call's system prompt and tool definitions.
+CONTENT_CARRIED = ("system_instructions", "tool_definitions")
+
 # Span status codes as written.
 STATUS_UNSET = "UNSET"
 STATUS_OK = "OK"

@@ -11,6 +11,8 @@ bounded by the spans running at once and one conversation, never by the file's l
 * A trace root's ``parent_span_id`` (``null``) and a ``span.end``'s ``UNSET`` status are left out.
 * Under the start entry of a span still open, what that start says is not repeated: a span
   event leaves out ``trace_id``, a message ``span_id``, a snapshot ``trace_id`` and ``span_id``.
+* A ``span.end``'s ``content.same`` lists the content keys (a model call's system instructions
+  and tool definitions) it has as the file's latest ``span.end`` that had them.
 * A snapshot names the file's previous snapshot (``prev``) and leaves out the fields equal to
   it; a list of message ids (a snapshot's ``message_ids``, a span's ``input_message_ids`` /
   ``output_message_ids``) may be ``{"base": <snapshot entry id>, "keep": n, "add": [ids]}``: the
@@ -23,6 +25,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .schema import (
+    CONTENT_CARRIED,
     FORMAT_NAME,
     MESSAGE,
     SESSION_JOIN,
@@ -46,6 +49,7 @@ SNAPSHOT_CARRIED = (
 )
 """Snapshot fields a 1.2 snapshot leaves out when they equal its ``prev`` snapshot's."""
 MESSAGE_ID_LISTS = ("input_message_ids", "output_message_ids")
+
 STATUS_UNSET = {"code": "UNSET"}
 _ROOTS = (SESSION_START, SESSION_JOIN)
 _MAX_OPEN = 1 << 20  # open spans remembered (a file of spans that never end cannot grow it past this)
@@ -68,12 +72,13 @@ def compact_version(entry: dict[str, Any]) -> bool:
 class Upgrade:
     """The state of one 1.2 file being read: its session id, open spans, latest snapshot."""
 
-    __slots__ = ("defaults", "open", "snapshot", "_kinds")
+    __slots__ = ("defaults", "open", "snapshot", "content", "_kinds")
 
     def __init__(self, root: dict[str, Any]):
         self.defaults: dict[str, Any] = {}
         self.open: dict[str, dict[str, Any]] = {}  # start entry id → start entry, while open
         self.snapshot: dict[str, Any] | None = None
+        self.content: dict[str, Any] = {}
         self.reset(root)
         self._kinds = {
             SPAN_START: self._start,
@@ -89,6 +94,7 @@ class Upgrade:
         self.defaults = defaults if type(defaults) is dict else {}
         self.open = {}
         self.snapshot = None
+        self.content = {}
 
     def lines(self, lines: Iterator[tuple[int, dict[str, Any]]]) -> Iterator[tuple[int, dict[str, Any]]]:
         """``(line number, entry)`` pairs with every entry as 1.1 has it. A root entry (a child
@@ -144,6 +150,15 @@ class Upgrade:
                 ids = content.get(key)
                 if type(ids) is dict:
                     content[key] = self._ids(ids)
+            same = content.pop("same", None)
+            carried = self.content
+            if type(same) is list:
+                for key in same:
+                    if key in carried:
+                        content[key] = carried[key]
+            for key in CONTENT_CARRIED:
+                if key in content:
+                    carried[key] = content[key]
 
     def _event(self, entry: dict[str, Any]) -> None:
         if "trace_id" not in entry:

@@ -184,3 +184,35 @@ def test_a_reference_to_a_snapshot_that_is_not_the_latest_is_an_error_naming_the
     broken.write_bytes(b"".join(lines))
     with pytest.raises(fmt.SessionFormatError, match=rf"broken.jsonl:{number + 1}: .*message_ids"):
         load_session(broken)
+
+
+def test_a_model_calls_system_prompt_and_tools_are_written_once_while_they_stay(
+    recording: oat.Session, provider
+):
+    from otel_agent_trace._internal import sink
+
+    tracer = provider.get_tracer("test")
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}]
+    systems = ["You are terse.", "You are terse.", "You are verbose."]
+    for system in systems:
+        with tracer.start_as_current_span("chat m") as span:
+            sink.active().attach_content(
+                span,
+                {
+                    "input_messages": [{"role": "user", "content": "hi"}],
+                    "output_messages": [{"role": "assistant", "content": "hello"}],
+                    "system_instructions": system,
+                    "tool_definitions": tools,
+                },
+            )
+    path = recording.files[0]
+    recording.stop()
+    ends = [e for e in _lines(path) if e["type"] == fmt.SPAN_END]
+    assert "system_instructions" in ends[0]["content"] and "same" not in ends[0]["content"]
+    assert ends[1]["content"]["same"] == ["system_instructions", "tool_definitions"]
+    assert ends[2]["content"]["same"] == ["tool_definitions"]
+    spans = load_session(path).spans
+    assert [s.content["tool_definitions"] for s in spans] == [tools] * 3
+    assert [s.content["system_instructions"]["sha256"] for s in spans] == [
+        fmt.content_sha256(s) for s in systems
+    ]
