@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import os
-import re
 import secrets
 import time
 import zipfile
@@ -173,7 +172,7 @@ def _size(path: Path) -> int:
 _CHUNK = 4 << 20
 _SNAPSHOT_TOKEN = b'"' + fmt.SNAPSHOT.encode() + b'"'
 _MESSAGE_TOKEN = b'"' + fmt.MESSAGE.encode() + b'"'
-_LEADING_ID = re.compile(rb'\{"id":"([^"\\]*)"')
+_ID_PREFIX = b'{"id":"'  # how the writer starts every line
 
 
 class _Scan:
@@ -211,20 +210,17 @@ def _copy_and_scan(path: Path, member: Any) -> _Scan:
     how many entries it holds."""
     scan = _Scan(path, 0)
     count = 0
+    token = _SNAPSHOT_TOKEN
     for chunk, buf, end in _blocks(path):
         if chunk:
             member.write(chunk)
-        pos = 0
-        if scan.root is None and end:
-            pos = buf.find(b"\n", 0, end) + 1
-            scan.root = buf[: pos - 1]
-            count = 1
-        counted = pos
-        for start, stop in _lines_with(buf, _SNAPSHOT_TOKEN, pos, end):
-            count += buf.count(b"\n", counted, start)
-            counted = start
-            scan.snapshot_lines.append((count, buf[start:stop]))
-        count += buf.count(b"\n", counted, end)
+        lines = buf[:end].split(b"\n")
+        lines.pop()  # after the last newline: nothing
+        if scan.root is None and lines:
+            scan.root = lines[0]
+            lines[0] = b""
+        scan.snapshot_lines += [(count + i, line) for i, line in enumerate(lines) if token in line]
+        count += len(lines)
     scan.entries = count
     return scan
 
@@ -232,18 +228,21 @@ def _copy_and_scan(path: Path, member: Any) -> _Scan:
 def _message_lines(scan: _Scan, needed: set[str]) -> list[bytes]:
     """The lines of ``scan.path`` that may be one of the ``needed`` message entries (an entry whose
     line does not start with its id is kept, to be told apart once parsed)."""
-    out = []
+    out: list[bytes] = []
+    token, prefix, skip = _MESSAGE_TOKEN, _ID_PREFIX, len(_ID_PREFIX)
+    wanted = {i.encode() for i in needed}
     first = True
     for _, buf, end in _blocks(scan.path):
-        pos = 0
-        if first and end:
-            pos = buf.find(b"\n", 0, end) + 1
+        lines = buf[:end].split(b"\n")
+        if first and lines:
+            lines[0] = b""  # the root entry
             first = False
-        for start, stop in _lines_with(buf, _MESSAGE_TOKEN, pos, end):
-            line = buf[start:stop]
-            found = _LEADING_ID.match(line)
-            if found is None or found.group(1).decode("utf-8", "replace") in needed:
-                out.append(line)
+        for line in [line for line in lines if token in line]:
+            if line.startswith(prefix):
+                close = line.find(b'"', skip)
+                if close > 0 and line[skip:close] not in wanted:
+                    continue
+            out.append(line)
     return out
 
 
@@ -285,18 +284,6 @@ def _snapshots(scans: list[_Scan]) -> tuple[list[dict[str, Any]], list[dict[str,
         views.append(fmt.snapshot_view(entry, messages, index - previous - 1))
         previous = index
     return views, [entry for _, entry in found], offset
-
-
-def _lines_with(buf: bytes, token: bytes, start: int, end: int) -> Iterator[tuple[int, int]]:
-    """``(line start, line end)`` of the lines of ``buf[start:end]`` (whole lines) holding ``token``."""
-    at = buf.find(token, start, end)
-    while at >= 0:
-        line_start = buf.rfind(b"\n", start, at) + 1 or start
-        line_end = buf.find(b"\n", at, end)
-        if line_end < 0:
-            line_end = end
-        yield line_start, line_end
-        at = buf.find(token, line_end + 1, end)
 
 
 def _root_meta(path: Path) -> dict[str, Any]:

@@ -174,3 +174,31 @@ def test_a_torn_last_line_is_tolerated_with_a_warning(tmp_path):
     assert [i.line for i in torn.issues] == [len(whole.events)]
     assert str(path) in str(torn.issues[0])
     assert_one_tree(torn)
+
+
+def test_a_big_session_zip_stores_its_events_and_loads(tmp_path):
+    """A session over ``archive.STORE_ABOVE`` (the checkpoint tier of ~40 MB of messages) is
+    written with its events member stored (fast at exit), the small one deflated; both ZIPs load
+    under the reader's caps (a stored member is not taken for a bomb) with the JSONL's entries."""
+    from otel_agent_trace.recording.archive import STORE_ABOVE
+
+    proc = start_instrumented(
+        AGENTS / "signalled_agent.py", tmp_path, {"AGENT_TRACE_TIER": "both"}, "5000", "3"
+    )
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    directory = tmp_path / "agent-sessions"
+    stem = only_session(directory).name[: -len(fmt.JSONL_SUFFIX)]
+    for name, stored in ((stem, False), (stem + fmt.CHECKPOINT_SUFFIX, True)):
+        jsonl = directory / (name + fmt.JSONL_SUFFIX)
+        assert (jsonl.stat().st_size > STORE_ABOVE) == stored
+        zip_path = directory / (name + fmt.ZIP_SUFFIX)
+        with zipfile.ZipFile(zip_path) as zf:
+            assert zf.testzip() is None
+            info = zf.getinfo(fmt.ZIP_EVENTS)
+            assert info.compress_type == (zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED), name
+            assert info.file_size == jsonl.stat().st_size
+        session = load(jsonl)
+        zipped = load_session(zip_path)
+        assert zipped.complete and [e.id for e in zipped.events] == [e.id for e in session.events]
+        assert zipped.snapshots == session.snapshots
