@@ -62,17 +62,18 @@ def _open_stage(acc: Accumulator) -> str | None:
 
 
 def loops(acc: Accumulator, threshold: int = LOOP_THRESHOLD) -> list[dict[str, Any]]:
-    """Tool calls repeated with the same arguments ``threshold`` times or more."""
+    """Tool calls repeated with the same arguments ``threshold`` times (at least twice) or more."""
+    threshold = max(threshold, 2)
     found = [
         {
             "tool": loop.tool,
-            "arguments_digest": arguments_digest(key[1]),
+            "arguments_digest": arguments_digest(loop.digest),
             "count": loop.count,
             "failed": loop.failed,
             "max_consecutive": loop.max_streak,
             "first_entry": loop.first_entry,
         }
-        for key, loop in acc.loops.items()
+        for loop in sorted(acc.loops.values(), key=lambda loop: loop.seen)  # in the order first made
         if loop.count >= threshold
     ]
     found.sort(key=lambda item: -item["count"])

@@ -157,12 +157,16 @@ class Verification:
 
 @dataclass(slots=True)
 class LoopKey:
+    """A tool call made more than once with the same arguments."""
+
     tool: str
-    count: int = 0
-    failed: int = 0
-    streak: int = 0
-    max_streak: int = 0
-    first_entry: str = ""
+    digest: int  # the arguments' length and CRC-32
+    count: int
+    failed: int
+    streak: int
+    max_streak: int
+    first_entry: str
+    seen: int  # the order in which the call was first made
 
 
 @dataclass
@@ -200,6 +204,7 @@ class Accumulator:
     # spans started and not yet ended: span id -> its span.start entry
     open: dict[str, dict[str, Any]] = field(default_factory=dict)
     slowest: list[tuple[int, int, str, str, str]] = field(default_factory=list)
+    _calls: int = 0
     slow_floor: int = -1  # the shortest of the slowest spans once there are SLOWEST of them
     _slow_seq: int = 0
     failures: list[Failure] = field(default_factory=list)
@@ -220,8 +225,11 @@ class Accumulator:
     verified_parents: set[str] = field(default_factory=set)
     tool_kinds: dict[str, str | None] = field(default_factory=dict)  # tool -> verification by name
     command_kinds: dict[str, str | None] = field(default_factory=dict)  # command -> verification kind
-    loops: dict[tuple[str, int], LoopKey] = field(default_factory=dict)
-    last_tool_key: tuple[str, int] | None = None
+    # tool calls by key (tool and arguments): made once (their first entry, order and failure:
+    # a small record in one table, which most calls never leave), or more than once
+    once: dict[int, tuple[str, int, bool]] = field(default_factory=dict)
+    loops: dict[int, LoopKey] = field(default_factory=dict)
+    last_tool_key: int | None = None
     last_answer: dict[str, Any] | None = None
     agent_answer: Any = None
     action_list: list[str] = field(default_factory=list)
@@ -534,7 +542,8 @@ class Accumulator:
                 raw = _dumps(args, option=_SORT_KEYS)
             except (TypeError, orjson.JSONEncodeError):
                 raw = repr(args).encode("utf-8", "replace")
-            self._loop((tool, (len(raw) << 32) | _crc32(raw)), error, entry)
+            digest = (len(raw) << 32) | _crc32(raw)
+            self._loop(digest ^ hash(tool), tool, digest, error, entry)
         verified = self.verified_parents
         if verified and entry.get("span_id") in verified:
             verified.discard(entry.get("span_id"))  # a verification process under it already counted
@@ -642,18 +651,25 @@ class Accumulator:
         else:
             self._fail(cls.VERIFICATION, key, entry, f"{kind} failed: {command}", ts)
 
-    def _loop(self, key: tuple[str, int], error: bool, entry: dict[str, Any]) -> None:
+    def _loop(self, key: int, tool: str, digest: int, error: bool, entry: dict[str, Any]) -> None:
+        """Count a tool call by its key (up to LOOP_KEYS_KEPT distinct keys)."""
         loop = self.loops.get(key)
-        if loop is None:
-            if len(self.loops) >= LOOP_KEYS_KEPT:
-                self.last_tool_key = key
-                return
-            loop = self.loops[key] = LoopKey(key[0], first_entry=_eid(entry))
-        loop.count += 1
-        loop.failed += error
-        loop.streak = loop.streak + 1 if self.last_tool_key == key else 1
-        if loop.streak > loop.max_streak:
-            loop.max_streak = loop.streak
+        if loop is not None:
+            loop.count += 1
+            loop.failed += error
+            loop.streak = loop.streak + 1 if self.last_tool_key == key else 1
+            if loop.streak > loop.max_streak:
+                loop.max_streak = loop.streak
+        else:
+            first = self.once.pop(key, None)
+            if first is None:  # a call not made before
+                if len(self.once) + len(self.loops) < LOOP_KEYS_KEPT:
+                    self._calls += 1
+                    self.once[key] = (_eid(entry), self._calls, error)
+            else:  # made a second time
+                streak = 2 if self.last_tool_key == key else 1
+                eid, seen, failed = first
+                self.loops[key] = LoopKey(tool, digest, 2, failed + error, streak, streak, eid, seen)
         self.last_tool_key = key
 
     def _step(self, kind, name, start, duration, why, detail, eid) -> None:  # type: ignore[no-untyped-def]
