@@ -207,20 +207,29 @@ def _blocks(path: Path) -> Iterator[tuple[bytes, bytes, int]]:
 
 def _copy_and_scan(path: Path, member: Any) -> _Scan:
     """Copy ``path`` into the ZIP member, noting its root line, its candidate snapshot lines and
-    how many entries it holds."""
+    how many entries it holds (lines, counted by newline between the candidates)."""
     scan = _Scan(path, 0)
     count = 0
     token = _SNAPSHOT_TOKEN
+    found = scan.snapshot_lines
     for chunk, buf, end in _blocks(path):
         if chunk:
             member.write(chunk)
-        lines = buf[:end].split(b"\n")
-        lines.pop()  # after the last newline: nothing
-        if scan.root is None and lines:
-            scan.root = lines[0]
-            lines[0] = b""
-        scan.snapshot_lines += [(count + i, line) for i, line in enumerate(lines) if token in line]
-        count += len(lines)
+        pos = 0
+        if scan.root is None and end:
+            pos = buf.find(b"\n", 0, end) + 1
+            scan.root = buf[: pos - 1]
+            count = 1
+        counted = pos
+        at = buf.find(token, pos, end)
+        while at >= 0:
+            start = buf.rfind(b"\n", pos, at) + 1 or pos
+            stop = buf.find(b"\n", at, end)
+            count += buf.count(b"\n", counted, start)
+            counted = start
+            found.append((count, buf[start:stop]))
+            at = buf.find(token, stop + 1, end)
+        count += buf.count(b"\n", counted, end)
     scan.entries = count
     return scan
 
@@ -233,16 +242,20 @@ def _message_lines(scan: _Scan, needed: set[str]) -> list[bytes]:
     wanted = {i.encode() for i in needed}
     first = True
     for _, buf, end in _blocks(scan.path):
-        lines = buf[:end].split(b"\n")
-        if first and lines:
-            lines[0] = b""  # the root entry
+        pos = 0
+        if first and end:
+            pos = buf.find(b"\n", 0, end) + 1  # the root entry
             first = False
-        for line in [line for line in lines if token in line]:
-            if line.startswith(prefix):
-                close = line.find(b'"', skip)
-                if close > 0 and line[skip:close] not in wanted:
+        at = buf.find(token, pos, end)
+        while at >= 0:
+            start = buf.rfind(b"\n", pos, at) + 1 or pos
+            stop = buf.find(b"\n", at, end)
+            at = buf.find(token, stop + 1, end)
+            if buf.startswith(prefix, start):
+                close = buf.find(b'"', start + skip, stop)
+                if close > 0 and buf[start + skip : close] not in wanted:
                     continue
-            out.append(line)
+            out.append(buf[start:stop])
     return out
 
 

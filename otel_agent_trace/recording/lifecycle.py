@@ -129,14 +129,16 @@ def _on_sigterm(signum: int, frame: Any) -> None:
         _note_signal(signum, frame)
         return
     _stopping = True
-    _note_signal(signum, frame)
-    _defer_signals({})
-    done = _start_watchdog()
-    try:
-        _stop_quietly()
-        _flush_forwarding()
+    try:  # whatever happens here (a Ctrl-C before SIGINT is deferred), the process dies of signum
+        _note_signal(signum, frame)
+        _defer_signals({})
+        done = _start_watchdog()
+        try:
+            _stop_quietly()
+            _flush_forwarding()
+        finally:
+            done.release()
     finally:
-        done.release()
         _die_of(signum)
 
 
@@ -225,10 +227,6 @@ def _start_watchdog() -> Any:
 
 
 def _watch(done: Any, grace: float) -> None:
-    try:
-        import ctypes  # loaded now, not when the deadline has come
-    except ImportError:  # pragma: no cover
-        ctypes = None  # type: ignore[assignment]
     while not done.acquire(timeout=_POLL_S):
         if _signalled and time.monotonic() >= _signalled_at + grace:
             break
@@ -238,6 +236,10 @@ def _watch(done: Any, grace: float) -> None:
     if archive is not None:
         archive.discard_unfinished()
     signum = _signalled
+    try:  # (only now: a stop that ends in time costs no import)
+        import ctypes
+    except ImportError:  # pragma: no cover
+        ctypes = None  # type: ignore[assignment]
     if ctypes is not None:
         try:  # the default action, set in C: the main thread need not run to die of it
             libc = ctypes.CDLL(None)
