@@ -132,3 +132,29 @@ def test_no_page_is_left_by_a_bad_file(tmp_path):
     done = cli("view", str(session), "--html", str(page))
     assert done.returncode == 2 and f"{session.name}:12: not JSON" in done.stderr, done.stderr
     assert list(tmp_path.iterdir()) == [session]  # neither the page nor its temporary file
+
+
+def test_devduck_and_dm_sessions_drawn(tmp_path):
+    """A DevDuck ZIP and a DM-Code-Agent JSONL: their tool calls (and DM's run and model call)
+    are spans on the page."""
+    from tests.offline import samples
+
+    duck = samples.write_devduck_zip(tmp_path / "duck.zip")
+    dm = samples.write_dm(tmp_path / "dm.jsonl")
+    for session, spans, names in (
+        (duck, 2, ("execute_tool shell", "GET")),
+        (
+            dm,
+            4,
+            ("invoke_agent dm-agent", "chat deepseek", "execute_tool read_file", "execute_tool run_tests"),
+        ),
+    ):
+        page = tmp_path / f"{session.name}.html"
+        done = cli("view", str(session), "--html", str(page))
+        assert done.returncode == 0, done.stderr
+        dom = dump_dom(page)
+        body = re.search(r"<body[^>]*>", dom)
+        assert body and f'data-rendered-spans="{spans}"' in body.group(0), body
+        assert "data-script-error" not in body.group(0)
+        for name in names:
+            assert name in dom, name
