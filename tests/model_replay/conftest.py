@@ -20,8 +20,10 @@ CLI = [sys.executable, "-m", "otel_agent_trace.cli.main"]
 API_KEY = "sk-test-Replay0nly9f8e7d6c5b4a"  # must never reach a session file
 WEATHER = {"Paris": {"temp_c": 18, "sky": "sunny"}}
 SCRIPTS = {
-    False: ("openai_chat_tool_call", "openai_chat_final"),
-    True: ("openai_chat_tool_call_stream", "openai_chat_final_stream"),
+    ("openai", False): ("openai_chat_tool_call", "openai_chat_final"),
+    ("openai", True): ("openai_chat_tool_call_stream", "openai_chat_final_stream"),
+    ("anthropic", False): ("anthropic_messages_tool_use", "anthropic_messages_final"),
+    ("anthropic", True): ("anthropic_messages_tool_use_stream", "anthropic_messages_final_stream"),
 }
 
 
@@ -30,29 +32,38 @@ class Recorded:
     cwd: Path
     session: Path  # the checkpoint-tier .jsonl
     output: str  # the agent's stdout (one JSON line)
-    base_url: str  # where the (now stopped) model server was
+    base_url: str  # where the (now stopped) model server was (scheme, host and port)
     script: Path
     args: tuple[str, ...]
 
 
 def agent_env(cwd: Path, base_url: str, extra: dict[str, str] | None = None) -> dict[str, str]:
     return {
-        "OPENAI_BASE_URL": base_url,
+        "OPENAI_BASE_URL": f"{base_url}/v1",
+        "ANTHROPIC_BASE_URL": base_url,
         "OPENAI_API_KEY": API_KEY,
+        "ANTHROPIC_API_KEY": API_KEY,
         "WEATHER_FILE": str(cwd / "weather.json"),
         "PYTHONPATH": str(REPO),
         **(extra or {}),
     }
 
 
-def record(script: Path, cwd: Path, *args: str, stream: bool = False, tier: str = "checkpoint") -> Recorded:
+def record(
+    script: Path,
+    cwd: Path,
+    *args: str,
+    stream: bool = False,
+    tier: str = "checkpoint",
+    provider: str = "openai",
+) -> Recorded:
     """Run ``script`` under ``opentelemetry-instrument`` against a fake server that answers a
-    tool call then an answer; the server is stopped when this returns."""
+    tool call then an answer (``provider``'s API); the server is stopped when this returns."""
     cwd.mkdir(parents=True, exist_ok=True)
     (cwd / "weather.json").write_text(json.dumps(WEATHER))
     with FakeLLMServer() as server:
-        server.queue(*SCRIPTS[stream])
-        base_url = server.openai_url
+        server.queue(*SCRIPTS[provider, stream])
+        base_url = server.base_url
         done = subprocess.run(
             [INSTRUMENT, sys.executable, str(script), *args],
             cwd=cwd,

@@ -21,7 +21,7 @@ def recorded(tmp_path_factory):
 
 @pytest.fixture
 def agent(recorded, monkeypatch):
-    monkeypatch.setenv("OPENAI_BASE_URL", recorded.base_url)
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{recorded.base_url}/v1")
     monkeypatch.setenv("WEATHER_FILE", str(recorded.cwd / "weather.json"))
     spec = importlib.util.spec_from_file_location("openai_weather_example", EXAMPLES / "openai_weather.py")
     module = importlib.util.module_from_spec(spec)
