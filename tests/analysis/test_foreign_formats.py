@@ -228,3 +228,74 @@ def test_analyze_dir_mixes_formats(tmp_path):
     assert set(rows) == {"run.jsonl", "duck.zip"}, summary
     assert summary["tools"]["run_tests"] == {"calls": 2, "errors": 1, "sessions": 1}
     assert rows["run.jsonl"]["tool_calls"] == 5 and rows["duck.zip"]["tool_calls"] == 1
+
+
+# --- fuzzing: odd payloads never break the analysis -------------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from otel_agent_trace import session_format as fmt  # noqa: E402
+
+values = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 2**40) | st.floats(allow_nan=True) | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+DM_EVENTS = [
+    "runtime", "run_start", "message", "llm_call", "tool_call", "parse_error", "plan_error", "replan",
+    "checkpoint", "file_backup", "step", "run_end", "run_error", "compaction",
+]  # fmt: skip
+DM_KEYS = [
+    "model", "provider", "usage", "prompt_tokens", "completion_tokens", "duration", "duration_ms", "error",
+    "action", "action_input", "observation", "failure", "status", "final_answer", "role", "content", "path",
+]  # fmt: skip
+DUCK_EVENTS = [
+    "session.start", "message", "tool.call", "tool.result", "tool.error", "file.open", "file.write",
+    "http.get", "http.post", "process.run", "snapshot.created", "session.stop", "other.thing",
+]  # fmt: skip
+DUCK_KEYS = [
+    "name", "args", "result_preview", "duration_ms", "error", "status", "success", "path", "mode", "url",
+    "method", "status_code", "command", "returncode", "duration", "session_id", "role", "content_preview",
+]  # fmt: skip
+payloads = st.dictionaries(st.sampled_from(DM_KEYS), values, max_size=6)
+duck_data = st.dictionaries(st.sampled_from(DUCK_KEYS), values, max_size=6)
+FUZZ = settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+
+
+def _exercise(path: Path, tmp: Path) -> None:
+    from otel_agent_trace.offline.html import write_html
+
+    for call in (
+        lambda: analyze_session(path),
+        lambda: report(path),
+        lambda: compare(path, path),
+        lambda: write_html(path, tmp / "page.html"),
+    ):
+        try:
+            call()
+        except fmt.SessionFormatError:
+            pass
+
+
+@FUZZ
+@given(steps=st.lists(st.tuples(st.sampled_from(DM_EVENTS), payloads), min_size=1, max_size=12))
+def test_fuzzed_dm_sessions(tmp_path, steps):
+    _exercise(_dm(tmp_path / "fuzz.jsonl", steps), tmp_path)
+
+
+@FUZZ
+@given(
+    events=st.lists(
+        st.tuples(st.sampled_from(DUCK_EVENTS), st.sampled_from(["agent", "tool", "sys"]), duck_data),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_fuzzed_devduck_sessions(tmp_path, events):
+    made = [_devduck_event(n, layer, kind, data) for n, (kind, layer, data) in enumerate(events)]
+    _exercise(samples.write_devduck_zip(tmp_path / "fuzz.zip", made), tmp_path)

@@ -292,7 +292,7 @@ def dm_entries(entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
             error = None
             if event == "run_error":
                 error = _reason(entry, "error", "exception", "message") or "run_error"
-            elif status not in _OK_STATUSES:
+            elif not (status is None or isinstance(status, str) and status.lower() in _OK_STATUSES):
                 error = f"status {_text(status)}"
                 detail = _reason(entry, "error", "reason")
                 if detail:
