@@ -40,6 +40,7 @@ from tests.fakes.llm_server import FakeLLMServer
 
 turns, marks, short = int(sys.argv[1]), set(json.loads(sys.argv[2])), int(sys.argv[3])
 fixed = sys.argv[4] == "fixed"  # the same request every call (the conversation does not grow)
+latency = float(sys.argv[5]) / 1000  # the model's time to answer, in seconds
 directory = Path(os.environ["AGENT_TRACE_DIR"])
 
 
@@ -56,6 +57,17 @@ def size() -> int:
     return sum(p.stat().st_size for p in directory.glob("session-*.jsonl"))
 
 
+if latency:  # a model that takes its time (the session's flusher writes a running call's start)
+    import time
+    from tests.fakes import llm_server
+
+    answer = llm_server._Handler.do_POST
+
+    def slow(self):
+        time.sleep(latency)
+        answer(self)
+
+    llm_server._Handler.do_POST = slow
 server = FakeLLMServer().start()
 client = openai.OpenAI(base_url=server.openai_url, api_key="sk-test", max_retries=0)
 messages = [
@@ -89,7 +101,14 @@ print(json.dumps({
 
 
 def run(
-    turns: int, marks: list[int], short: int, tier: str, content: bool, pythonpath: str, fixed: bool
+    turns: int,
+    marks: list[int],
+    short: int,
+    tier: str,
+    content: bool,
+    pythonpath: str,
+    fixed: bool,
+    latency_ms: float = 0,
 ) -> dict:
     with tempfile.TemporaryDirectory(prefix="bench-bytes-") as tmp:
         env = {
@@ -118,6 +137,7 @@ def run(
                 json.dumps(marks),
                 str(short),
                 "fixed" if fixed else "grows",
+                str(latency_ms),
             ],
             cwd=tmp,
             env=env,
@@ -142,10 +162,20 @@ def main() -> None:
     parser.add_argument(
         "--fixed", action="store_true", help="the same request every call (no growing conversation)"
     )
+    parser.add_argument("--latency-ms", type=float, default=0, help="the model's time to answer (0: at once)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     marks = [n for n in (10, 100, 400) if n <= args.turns]
-    result = run(args.turns, marks, args.short, args.tier, args.content, args.pythonpath, args.fixed)
+    result = run(
+        args.turns,
+        marks,
+        args.short,
+        args.tier,
+        args.content,
+        args.pythonpath,
+        args.fixed,
+        args.latency_ms,
+    )
     if args.json:
         print(json.dumps(result))
         return
@@ -153,6 +183,7 @@ def main() -> None:
         f"tier {args.tier}"
         + (", content on" if args.content else "")
         + (", the same request every call" if args.fixed else ", a growing conversation")
+        + (f", the model answers in {args.latency_ms:g} ms" if args.latency_ms else "")
         + f", code {args.pythonpath}"
     )
     print(label)

@@ -14,6 +14,8 @@ from otel_agent_trace import session_format as fmt
 from otel_agent_trace._internal.guard import own_io, report_once
 
 _FAST = orjson.OPT_APPEND_NEWLINE  # what span entries need (str keys); fmt.dumps handles the rest
+_IDENTITY = fmt.SPAN_IDENTITY_ATTRIBUTES
+_NAMES = fmt.SPAN_NAMES_REMEMBERED
 _RECENT_SPANS = 8192  # ended spans whose entry ids we remember (late children still find them)
 _SEEN_MESSAGES = 100_000  # message hashes remembered for de-duplication
 
@@ -93,6 +95,8 @@ class TierWriter:
         self._recent: dict[int, str] = {}
         self._older: dict[int, str] = {}
         self._messages: OrderedDict[str, str] = OrderedDict()
+        # Span name → (entry id, identity attributes) of the latest span entry of that name.
+        self._names: dict[str, tuple[str, dict[str, Any]]] = {}
         self.root_id = ""
         self.entries = 0
         self.failed = False
@@ -186,6 +190,8 @@ class TierWriter:
                     else:
                         pid = entry_of(sid) if ends is not None else None
                         entry["parent_id"] = pid or entry_of(parent_span) or self.root_id
+                if ends is not False:
+                    self._said_before(entry, eid)
                 lines.append(_dumps(entry))
                 if ends is None:
                     live[sid] = eid
@@ -208,10 +214,40 @@ class TierWriter:
                 or (parent_span is not None and self.span_entry(parent_span))
                 or self.root_id
             )
+            self._said_before(entry, eid)
             if not self._emit(fd, _dumps(entry), 1):
                 return False
             self._ended(span_id, eid)
             return True
+
+    def _said_before(self, entry: dict[str, Any], eid: str) -> None:
+        """Leave out of a span entry the identity attributes (``fmt.SPAN_IDENTITY_ATTRIBUTES``)
+        that the latest span entry of the same name had, naming it (``like``); one it had that
+        this span does not is written ``null``. Remembers this entry's for the next."""
+        attrs = entry.get("attributes")
+        keys = _IDENTITY.intersection(attrs) if attrs else ()
+        carried = {k: attrs[k] for k in keys} if keys else {}  # type: ignore[index]
+        names = self._names
+        name = entry["name"]
+        previous = names.get(name)
+        if previous is None and len(names) >= _NAMES:
+            names.clear()
+        names[name] = (eid, carried)
+        if previous is None or not previous[1] or not keys:
+            return
+        before = previous[1]
+        same = [k for k in keys if k in before and before[k] == carried[k]]
+        if len(same) < 2:  # a reference costs about as much as one attribute
+            return
+        written = {k: v for k, v in attrs.items() if k not in same}  # type: ignore[union-attr]
+        for key in before:
+            if key not in carried:
+                written[key] = None
+        if written:
+            entry["attributes"] = written
+        else:
+            del entry["attributes"]
+        entry["like"] = previous[0]
 
     def _ended(self, span_id: int, end_id: str) -> None:
         """Retire an ended span from the live map; remember its start entry (or, when it had

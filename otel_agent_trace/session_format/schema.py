@@ -46,6 +46,25 @@ ENTRY_TYPES = (
 # call's content lists them in ``same``): a model call's system prompt and tool definitions.
 CONTENT_CARRIED = ("system_instructions", "tool_definitions")
 
+# Span attributes that name what a span is (the operation, the tool, the model asked for): a span
+# entry leaves out those equal to the previous span entry of the same name in its file (format
+# 1.2: ``like`` names that entry).
+SPAN_IDENTITY_ATTRIBUTES = frozenset(
+    {
+        "gen_ai.operation.name",
+        "gen_ai.provider.name",
+        "gen_ai.request.model",
+        "gen_ai.agent.name",
+        "gen_ai.tool.name",
+        "gen_ai.tool.type",
+        "gen_ai.tool.description",
+        "agent_trace.tool.import_path",
+    }
+)
+SPAN_NAMES_REMEMBERED = 4096
+"""Span names whose identity attributes a writer and a reader remember (both forget them all at
+once when a new name would pass this)."""
+
 # Span status codes as written.
 STATUS_UNSET = "UNSET"
 STATUS_OK = "OK"

@@ -11,6 +11,9 @@ bounded by the spans running at once and one conversation, never by the file's l
 * A trace root's ``parent_span_id`` (``null``) and a ``span.end``'s ``UNSET`` status are left out.
 * Under the start entry of a span still open, what that start says is not repeated: a span
   event leaves out ``trace_id``, a message ``span_id``, a snapshot ``trace_id`` and ``span_id``.
+* A span entry leaves out the identity attributes (``SPAN_IDENTITY_ATTRIBUTES``: operation,
+  tool, model asked for) equal to those of the latest span entry of the same name in the file,
+  which ``like`` names (one that entry had and this span has not is ``null``).
 * A ``span.end``'s ``content.same`` lists the content keys (a model call's system instructions
   and tool definitions) it has as the file's latest ``span.end`` that had them.
 * A snapshot names the file's previous snapshot (``prev``) and leaves out the fields equal to
@@ -33,6 +36,8 @@ from .schema import (
     SNAPSHOT,
     SPAN_END,
     SPAN_EVENT,
+    SPAN_IDENTITY_ATTRIBUTES,
+    SPAN_NAMES_REMEMBERED,
     SPAN_START,
 )
 
@@ -72,13 +77,14 @@ def compact_version(entry: dict[str, Any]) -> bool:
 class Upgrade:
     """The state of one 1.2 file being read: its session id, open spans, latest snapshot."""
 
-    __slots__ = ("defaults", "open", "snapshot", "content", "_kinds")
+    __slots__ = ("defaults", "open", "snapshot", "content", "names", "_kinds")
 
     def __init__(self, root: dict[str, Any]):
         self.defaults: dict[str, Any] = {}
         self.open: dict[str, dict[str, Any]] = {}  # start entry id → start entry, while open
         self.snapshot: dict[str, Any] | None = None
         self.content: dict[str, Any] = {}
+        self.names: dict[str, tuple[Any, dict[str, Any]]] = {}
         self.reset(root)
         self._kinds = {
             SPAN_START: self._start,
@@ -95,6 +101,7 @@ class Upgrade:
         self.open = {}
         self.snapshot = None
         self.content = {}
+        self.names = {}
 
     def lines(self, lines: Iterator[tuple[int, dict[str, Any]]]) -> Iterator[tuple[int, dict[str, Any]]]:
         """``(line number, entry)`` pairs with every entry as 1.1 has it. A root entry (a child
@@ -116,12 +123,30 @@ class Upgrade:
     # --- spans -----------------------------------------------------------------------------------
 
     def _attributes(self, entry: dict[str, Any]) -> None:
-        """A span's attributes with the root's ``span_attributes`` put back."""
+        """A span's attributes with what was said before put back: the identity attributes of
+        the latest span entry of its name (``like``), the root's ``span_attributes``."""
         if "parent_span_id" not in entry:
             entry["parent_span_id"] = None
+        attributes = entry.get("attributes")
+        like = entry.pop("like", None)
+        name = entry.get("name")
+        if type(name) is str:
+            names = self.names
+            previous = names.get(name)
+            if like is not None and previous is not None and previous[0] == like:
+                if type(attributes) is not dict:
+                    attributes = entry["attributes"] = {}
+                for key, value in previous[1].items():
+                    if key not in attributes:
+                        attributes[key] = value
+                    elif attributes[key] is None:
+                        del attributes[key]
+            if previous is None and len(names) >= SPAN_NAMES_REMEMBERED:
+                names.clear()
+            keys = SPAN_IDENTITY_ATTRIBUTES.intersection(attributes) if type(attributes) is dict else ()
+            names[name] = (entry.get("id"), {k: attributes[k] for k in keys} if keys else {})  # type: ignore[index]
         if not self.defaults:
             return
-        attributes = entry.get("attributes")
         if type(attributes) is not dict:
             attributes = entry["attributes"] = {}
         for key, value in self.defaults.items():
