@@ -16,6 +16,7 @@ AGENTS = {
     "langchain": EXAMPLES / "langchain_weather.py",
     "agents-sdk": EXAMPLES / "agents_sdk_weather.py",
     "anthropic": EXAMPLES / "anthropic_weather.py",
+    "strands": EXAMPLES / "strands_weather.py",
 }
 # (agent, streamed); the Agents SDK streamed only: its chat-completions model gets a str from
 # openai 3.57's AsyncOpenAI against the fake server when not streaming, with or without us.
@@ -27,6 +28,7 @@ RUNS = [
     ("langchain", False),
     ("langchain", True),
     ("agents-sdk", True),
+    ("strands", True),  # its OpenAI provider always streams
 ]
 TOOL_ID = {"anthropic": "toolu_01Weather"}
 # where the tool's output is in the next request's body
