@@ -3,11 +3,12 @@ side by side with another commit's (default ``5c6c48c``, the code before issue 1
 
 A session of ``--size-mb`` (default 250) is recorded once by the real recorder through the public
 API (conversation turns: a user message, a tool call, an assistant message; a snapshot every 50
-turns) and kept under ``~/.cache/otel-agent-trace/bench-zip/`` (made again when missing). Each
-measurement exports its ZIP in a fresh interpreter (``export_zip`` of the code under test, the
-session file hard-linked into a new directory), in turn old/new for ``--rounds`` rounds; the
-median is reported. The new ZIP is then read back with ``load_session`` (the reader's caps) and
-its snapshots compared with those ``load_session`` builds from the JSONL.
+turns naming the last ``--window`` messages, default 40) and kept under
+``~/.cache/otel-agent-trace/bench-zip/`` (made again when missing). Each measurement exports its
+ZIP in a fresh interpreter (``export_zip`` of the code under test, the session file hard-linked
+into a new directory), in turn old/new for ``--rounds`` rounds; the median is reported. The new
+ZIP is then read back with ``load_session`` (the reader's caps) and its snapshots compared with
+those ``load_session`` builds from the JSONL.
 
     python benchmarks/bench_zip.py                        # 250 MB, 3 rounds, against 5c6c48c
     python benchmarks/bench_zip.py --size-mb 1000 --rounds 2 --json
@@ -32,7 +33,7 @@ CACHE = Path.home() / ".cache" / "otel-agent-trace" / "bench-zip"
 _GENERATE = """
 import os, random, sys
 import otel_agent_trace as oat
-target, directory = int(sys.argv[1]), sys.argv[2]
+target, directory, window = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 rng = random.Random(12)
 words = [f"w{rng.randrange(16**6):x}" for _ in range(20000)]
 
@@ -53,7 +54,7 @@ with oat.session("bench-zip", directory=directory) as s:
             oat.record_message("assistant", answer["content"])
             history += [user, answer]
             turn += 1
-        oat.snapshot(f"turn {turn}", messages=history[-40:], system_prompt="You are a bench agent.")
+        oat.snapshot(f"turn {turn}", messages=history[-window:], system_prompt="You are a bench agent.")
 print(path)
 """
 
@@ -77,15 +78,15 @@ print(time.perf_counter() - t, out)
 """
 
 
-def _session(size_mb: int) -> Path:
-    directory = CACHE / f"{size_mb}mb"
+def _session(size_mb: int, window: int) -> Path:
+    directory = CACHE / (f"{size_mb}mb" if window == 40 else f"{size_mb}mb-w{window}")
     found = sorted(p for p in directory.glob("session-*.jsonl") if p.name.count(".") == 1)
     if found:
         return found[0]
     directory.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, AGENT_TRACE_ZIP="0", OTEL_SDK_DISABLED="false")
     out = subprocess.run(
-        [sys.executable, "-c", _GENERATE, str(size_mb << 20), str(directory)],
+        [sys.executable, "-c", _GENERATE, str(size_mb << 20), str(directory), str(window)],
         env=env,
         check=True,
         capture_output=True,
@@ -143,11 +144,14 @@ def main() -> None:
     )
     parser.add_argument("--size-mb", type=int, default=250)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--window", type=int, default=40, help="messages each snapshot names (its snapshots.json share)"
+    )
     parser.add_argument("--against", default="5c6c48c", help="the commit to compare with")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
-    session = _session(args.size_mb)
+    session = _session(args.size_mb, args.window)
     size_mb = session.stat().st_size / 1e6
     old = _old_tree(args.against)
     times: dict[str, list[float]] = {"old": [], "new": []}
@@ -167,6 +171,7 @@ def main() -> None:
             "entries": len(loaded.events),
             "snapshots": len(loaded.snapshots),
             "rounds": args.rounds,
+            "window": args.window,
             "python": platform.python_version(),
             "against": args.against,
             **{
@@ -183,7 +188,10 @@ def main() -> None:
     if args.json:
         print(json.dumps(result, indent=2))
         return
-    print(f"session {result['session_mb']} MB, {result['entries']} entries, {result['snapshots']} snapshots")
+    print(
+        f"session {result['session_mb']} MB, {result['entries']} entries, {result['snapshots']} snapshots "
+        f"of {args.window} messages"
+    )
     print(f"{'code':<12}{'seconds':>10}{'MB/s':>10}{'ZIP MB':>10}")
     for label in ("old", "new"):
         row = result[label]
