@@ -99,11 +99,10 @@ def _recorded_result(kind: str, name: str | None, scope: SpanScope) -> Any:
     """With a model replay answering tools from its recording (``--tools recorded``), the
     recorded result of this tool call (matched by call id and name); else :data:`_RUN`. Raises
     the replay's stop when no recorded call is left and the replay stops at divergences."""
-    player = _replay.player
-    if player is None or kind != "tool":
+    if _replay.player is None or kind != "tool":
         return _RUN
     attrs = getattr(scope.span, "attributes", None) or {}
-    found, result = player.tool_result(name or "tool", attrs.get("gen_ai.tool.call.id"))
+    found, result = _replay.recorded_tool_result(name or "tool", attrs.get("gen_ai.tool.call.id"))
     if not found:
         return _RUN
     scope.set_attribute("agent_trace.replay.tool_result", "recorded")
