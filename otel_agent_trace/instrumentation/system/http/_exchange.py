@@ -140,7 +140,8 @@ def _recording_target(request: Any) -> tuple[Any, Any] | None:
     if rec is None or getattr(guard._local, "own_io", 0):
         return None
     try:
-        tiers = rec.settings.tiers  # type: ignore[attr-defined]
+        settings = getattr(rec, "settings", None)  # a recorder of ours (not a stand-in)
+        tiers = settings.tiers if settings is not None else ()
         if TIER_CHECKPOINT not in tiers:
             return None
         # The trace tier must never see an exchange: kept only where the recorder keeps this
