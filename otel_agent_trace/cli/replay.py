@@ -36,6 +36,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per tool call (default 60)")
     p.add_argument("--verbose", "-v", action="store_true", help="every entry walked, one line each")
     _model_options(p.add_argument_group("model replay (docs/model-replay.md)"))
+    p.epilog = (
+        "model replay: otel-agent-trace replay SESSION --model-replay [options] -- python agent.py [args]"
+    )
     p.set_defaults(func=run, command=[])
     _command_after_dashes(p)
 
