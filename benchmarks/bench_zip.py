@@ -6,9 +6,10 @@ API (conversation turns: a user message, a tool call, an assistant message; a sn
 turns naming the last ``--window`` messages, default 40) and kept under
 ``~/.cache/otel-agent-trace/bench-zip/`` (made again when missing). Each measurement exports its
 ZIP in a fresh interpreter (``export_zip`` of the code under test, the session file hard-linked
-into a new directory), in turn old/new for ``--rounds`` rounds; the median is reported. The new
-ZIP is then read back with ``load_session`` (the reader's caps) and its snapshots compared with
-those ``load_session`` builds from the JSONL.
+into a new directory), in turn old/new for ``--rounds`` rounds; the median is reported, wall and
+CPU time (the exporting process's, less sensitive to a busy machine). The new ZIP is then read
+back with ``load_session`` (the reader's caps) and its snapshots compared with those
+``load_session`` builds from the JSONL.
 
     python benchmarks/bench_zip.py                        # 250 MB, 3 rounds, against 5c6c48c
     python benchmarks/bench_zip.py --size-mb 1000 --rounds 2 --json
@@ -72,9 +73,9 @@ recorder = types.SimpleNamespace(
     env=types.SimpleNamespace(localtime=time.localtime, clock=time.time_ns),
 )
 writer = types.SimpleNamespace(path=path, tier=first.get("tier", "trace"))
-t = time.perf_counter()
+t, cpu = time.perf_counter(), time.process_time()
 out = export_zip(recorder, writer)
-print(time.perf_counter() - t, out)
+print(time.perf_counter() - t, time.process_time() - cpu, out)
 """
 
 
@@ -107,7 +108,7 @@ def _old_tree(commit: str) -> Path:
     return tree
 
 
-def _export(session: Path, pythonpath: Path, work: Path) -> tuple[float, Path]:
+def _export(session: Path, pythonpath: Path, work: Path) -> tuple[float, float, Path]:
     work.mkdir(parents=True)
     linked = work / session.name
     os.link(session, linked)
@@ -121,8 +122,8 @@ def _export(session: Path, pythonpath: Path, work: Path) -> tuple[float, Path]:
         text=True,
         cwd=work,
     )
-    seconds, path = out.stdout.split()
-    return float(seconds), Path(path)
+    seconds, cpu, path = out.stdout.split()
+    return float(seconds), float(cpu), Path(path)
 
 
 def _members(path: Path) -> list[dict[str, object]]:
@@ -155,12 +156,14 @@ def main() -> None:
     size_mb = session.stat().st_size / 1e6
     old = _old_tree(args.against)
     times: dict[str, list[float]] = {"old": [], "new": []}
+    cpus: dict[str, list[float]] = {"old": [], "new": []}
     zips: dict[str, Path] = {}
     with tempfile.TemporaryDirectory(prefix="bench-zip-") as tmp:
         for r in range(args.rounds):
             for label, pythonpath in (("old", old), ("new", REPO)):
-                seconds, path = _export(session, pythonpath, Path(tmp) / f"{label}{r}")
+                seconds, cpu, path = _export(session, pythonpath, Path(tmp) / f"{label}{r}")
                 times[label].append(seconds)
+                cpus[label].append(cpu)
                 zips[label] = path
         from otel_agent_trace.offline import load_session
 
@@ -178,6 +181,8 @@ def main() -> None:
                 label: {
                     "seconds": round(statistics.median(ts), 3),
                     "mb_per_s": round(size_mb / statistics.median(ts), 1),
+                    "cpu_seconds": round(statistics.median(cpus[label]), 3),
+                    "mb_per_cpu_s": round(size_mb / statistics.median(cpus[label]), 1),
                     "zip_mb": round(zips[label].stat().st_size / 1e6, 1),
                     "members": _members(zips[label]),
                 }
@@ -192,11 +197,14 @@ def main() -> None:
         f"session {result['session_mb']} MB, {result['entries']} entries, {result['snapshots']} snapshots "
         f"of {args.window} messages"
     )
-    print(f"{'code':<12}{'seconds':>10}{'MB/s':>10}{'ZIP MB':>10}")
+    print(f"{'code':<12}{'seconds':>10}{'MB/s':>10}{'CPU s':>10}{'MB/CPU s':>10}{'ZIP MB':>10}")
     for label in ("old", "new"):
         row = result[label]
         name = args.against if label == "old" else "this tree"
-        print(f"{name:<12}{row['seconds']:>10.3f}{row['mb_per_s']:>10.1f}{row['zip_mb']:>10.1f}")
+        print(
+            f"{name:<12}{row['seconds']:>10.3f}{row['mb_per_s']:>10.1f}{row['cpu_seconds']:>10.3f}"
+            f"{row['mb_per_cpu_s']:>10.1f}{row['zip_mb']:>10.1f}"
+        )
     print("new ZIP loads with load_session; its snapshots equal the JSONL's:", same_snapshots)
 
 
