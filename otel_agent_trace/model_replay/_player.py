@@ -292,29 +292,36 @@ def _differences(method: str, path: str, body: bytes | None, rec: Exchange) -> l
 
 
 def _replay_stream(module: Any, is_async: bool) -> type:
+    """A body that yields the recorded chunks once, like a network stream: iterating it again
+    (an SDK draining what is left after its last event) continues where the last pass stopped."""
     if is_async:
 
         class AsyncRecordedStream(module.AsyncByteStream):  # type: ignore[misc,name-defined]
             def __init__(self, chunks: list[bytes]):
                 self._chunks = chunks
+                self._next = 0
 
             async def __aiter__(self) -> Any:
-                for chunk in self._chunks:
-                    yield chunk
+                while self._next < len(self._chunks):
+                    self._next += 1
+                    yield self._chunks[self._next - 1]
 
             async def aclose(self) -> None:
-                pass
+                self._next = len(self._chunks)
 
         return AsyncRecordedStream
 
     class RecordedStream(module.SyncByteStream):  # type: ignore[misc,name-defined]
         def __init__(self, chunks: list[bytes]):
             self._chunks = chunks
+            self._next = 0
 
         def __iter__(self) -> Any:
-            yield from self._chunks
+            while self._next < len(self._chunks):
+                self._next += 1
+                yield self._chunks[self._next - 1]
 
         def close(self) -> None:
-            pass
+            self._next = len(self._chunks)
 
     return RecordedStream

@@ -49,6 +49,14 @@ def test_recorded_answers_stream_back_chunk_by_chunk_in_order():
     assert player.report()["answered"] == 2 and player.report()["unused"] == 0
 
 
+def test_a_recorded_body_is_read_once_like_a_network_stream():
+    response = Player(_recording()).answer(httpx2, _request("a"), send=None)
+    first = iter(response.stream)
+    assert next(first) == b"data: A 0\n\n"
+    assert list(response.stream) == [b"data: A 1\n\n", b"data: A 2\n\n"]  # a second pass goes on
+    assert list(response.stream) == []
+
+
 def test_requests_reaching_the_transport_out_of_order_are_matched_without_a_divergence():
     player = Player(_recording())
     assert _answer(player, _request("b"))[0] == b"data: B 0\n\n"

@@ -63,6 +63,20 @@ def test_the_replay_reproduces_the_run_with_the_server_stopped(recorded):
     assert [c["status"] for c in report["calls"]] == ["replayed", "replayed"]
     assert report["answered"] == report["recorded_exchanges"] == 2 and report["unused"] == 0
     assert "no divergence" in done.stdout
+    # the replayed run is a session of its own, holding the same exchanges: replayable in turn
+    line = next(x for x in done.stdout.splitlines() if x.startswith("the replayed run: "))
+    new = recorded.cwd / line.removeprefix("the replayed run: ")
+    assert new != recorded.session
+    assert [x["response"]["chunks"] for x in _exchanges(new)] == [
+        x["response"]["chunks"] for x in _exchanges(recorded.session)
+    ]
+
+
+def _exchanges(session) -> list[dict]:
+    return [
+        x for e in entries(session) if e["type"] == "span.end"
+        for x in (e.get("content") or {}).get("http_exchanges", [])
+    ]  # fmt: skip
 
 
 def test_the_recording_keeps_each_exchange_without_credentials(recorded):

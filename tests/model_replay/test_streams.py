@@ -24,11 +24,13 @@ CHUNKS = [f"data: part {i} {'x' * 40}\n\n" for i in range(6)]
 
 class _Chunked(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    served: list[str] = []  # every request path, in order
 
     def log_message(self, *args: object) -> None:
         pass
 
     def do_POST(self) -> None:  # noqa: N802
+        _Chunked.served.append(self.path)
         self.rfile.read(int(self.headers.get("content-length") or 0))
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
@@ -54,9 +56,11 @@ def chunk_server() -> Iterator[str]:
         server.server_close()
 
 
-def _run(cwd: Path, url: str, extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def _run(
+    cwd: Path, url: str, extra: dict[str, str], agent: str = "chunks.py"
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [INSTRUMENT, sys.executable, str(AGENTS / "chunks.py")],
+        [INSTRUMENT, sys.executable, str(AGENTS / agent)],
         cwd=cwd,
         env=clean_env({"CHUNK_URL": url, "AGENT_TRACE_TIER": "checkpoint", **extra}),
         capture_output=True,
@@ -72,9 +76,9 @@ def _exchanges(session: Path) -> list[dict]:
     ]  # fmt: skip
 
 
-def _replay(cwd: Path, session: Path, url: str) -> subprocess.CompletedProcess[str]:
+def _replay(cwd: Path, session: Path, url: str, agent: str = "chunks.py") -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*CLI, "replay", str(session), "--model-replay", "--", sys.executable, str(AGENTS / "chunks.py")],
+        [*CLI, "replay", str(session), "--model-replay", "--", sys.executable, str(AGENTS / agent)],
         cwd=cwd,
         env=clean_env({"CHUNK_URL": url, "PYTHONPATH": str(REPO)}),
         capture_output=True,
@@ -112,3 +116,16 @@ def test_past_the_cap_the_agent_gets_every_byte_and_the_replay_refuses(tmp_path,
     replay = _replay(tmp_path, session, chunk_server)
     assert replay.returncode != 0
     assert "AGENT_TRACE_EXCHANGE_MAX_BYTES" in replay.stderr
+
+
+def test_a_child_process_of_the_replayed_agent_has_its_requests_refused(tmp_path, chunk_server):
+    done = _run(tmp_path, chunk_server, {}, agent="child_request.py")
+    assert done.returncode == 0, done.stderr
+    recorded = json.loads(done.stdout)
+    assert recorded["parent"] == recorded["child"] == CHUNKS[0][:20]
+    (session,) = (p for p in (tmp_path / "agent-sessions").glob("*.checkpoint.jsonl") if ".p" not in p.name)
+    served = len(_Chunked.served)
+    replay = _replay(tmp_path, session, chunk_server, agent="child_request.py")
+    replayed = json.loads(replay.stdout.splitlines()[0])
+    assert replayed == {"parent": CHUNKS[0][:20], "child": "ModelReplayRefused"}
+    assert len(_Chunked.served) == served  # nothing sent, by the agent or its child
