@@ -1,7 +1,8 @@
 """One streaming pass over a session: counters, open spans and a few bounded lists.
 
 :class:`Accumulator` is fed entries one by one (:func:`summarize` does it for a file with
-:func:`otel_agent_trace.session_format.iter_entries`). Memory is bounded by the number of spans
+:func:`otel_agent_trace.session_format.iter_entries`; a DevDuck or DM-Code-Agent session through
+the loader and :mod:`.foreign`). Memory is bounded by the number of spans
 open at once and fixed caps (slowest spans, failures, steps), never by the file's size: nothing
 keeps entries. Every value is read defensively: a field of the wrong type counts as missing.
 """
@@ -40,7 +41,7 @@ _LIMIT_REASONS = cls.LIMIT_FINISH_REASONS
 _OP = semconv.GEN_AI_OPERATION_NAME
 _TOKENS_IN, _TOKENS_OUT = semconv.GEN_AI_USAGE_INPUT_TOKENS, semconv.GEN_AI_USAGE_OUTPUT_TOKENS
 _TOKENS_CACHE = semconv.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS
-_KIND_MODEL, _KIND_TOOL, _KIND_PROCESS = cls.KIND_MODEL, cls.KIND_TOOL, cls.KIND_PROCESS
+_KIND_TOOL, _KIND_PROCESS = cls.KIND_TOOL, cls.KIND_PROCESS
 _KIND_HTTP, _KIND_AGENT = cls.KIND_HTTP, cls.KIND_AGENT
 _SPAN_END, _SPAN_START, _SPAN_EVENT = fmt.SPAN_END, fmt.SPAN_START, fmt.SPAN_EVENT
 _MESSAGE, _SNAPSHOT, _LAYER_SYS, _ERROR = fmt.MESSAGE, fmt.SNAPSHOT, fmt.LAYER_SYS, fmt.STATUS_ERROR
