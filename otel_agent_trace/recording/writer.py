@@ -16,6 +16,7 @@ from otel_agent_trace._internal.guard import own_io, report_once
 _FAST = orjson.OPT_APPEND_NEWLINE  # what span entries need (str keys); fmt.dumps handles the rest
 _IDENTITY = fmt.SPAN_IDENTITY_ATTRIBUTES
 _NAMES = fmt.SPAN_NAMES_REMEMBERED
+_NONE: dict[str, Any] = {}  # no identity attributes (shared, never changed)
 _RECENT_SPANS = 8192  # ended spans whose entry ids we remember (late children still find them)
 _SEEN_MESSAGES = 100_000  # message hashes remembered for de-duplication
 
@@ -190,7 +191,7 @@ class TierWriter:
                     else:
                         pid = entry_of(sid) if ends is not None else None
                         entry["parent_id"] = pid or entry_of(parent_span) or self.root_id
-                if ends is not False:
+                if ends is not False and "content" in entry:
                     self._said_before(entry, eid)
                 lines.append(_dumps(entry))
                 if ends is None:
@@ -214,35 +215,42 @@ class TierWriter:
                 or (parent_span is not None and self.span_entry(parent_span))
                 or self.root_id
             )
-            self._said_before(entry, eid)
+            if "content" in entry:
+                self._said_before(entry, eid)
             if not self._emit(fd, _dumps(entry), 1):
                 return False
             self._ended(span_id, eid)
             return True
 
     def _said_before(self, entry: dict[str, Any], eid: str) -> None:
-        """Leave out of a span entry the identity attributes (``fmt.SPAN_IDENTITY_ATTRIBUTES``)
-        that the latest span entry of the same name had, naming it (``like``); one it had that
-        this span does not is written ``null``. Remembers this entry's for the next."""
+        """Leave out of a span entry with content (a tool or model call) the identity attributes
+        (``fmt.SPAN_IDENTITY_ATTRIBUTES``) that the latest such entry of the same name had, naming
+        it (``like``); one it had that this span does not is written ``null``. Remembers this
+        entry's for the next. (Spans without content, whose attributes rarely repeat, skip it.)"""
         attrs = entry.get("attributes")
-        keys = _IDENTITY.intersection(attrs) if attrs else ()
-        carried = {k: attrs[k] for k in keys} if keys else {}  # type: ignore[index]
+        carried = {k: v for k, v in attrs.items() if k in _IDENTITY} if attrs else _NONE
         names = self._names
         name = entry["name"]
         previous = names.get(name)
-        if previous is None and len(names) >= _NAMES:
-            names.clear()
+        if previous is None:
+            if len(names) >= _NAMES:
+                names.clear()
+            names[name] = (eid, carried)
+            return
         names[name] = (eid, carried)
-        if previous is None or not previous[1] or not keys:
-            return
         before = previous[1]
-        same = [k for k in keys if k in before and before[k] == carried[k]]
-        if len(same) < 2:  # a reference costs about as much as one attribute
-            return
-        written = {k: v for k, v in attrs.items() if k not in same}  # type: ignore[union-attr]
-        for key in before:
-            if key not in carried:
-                written[key] = None
+        if before == carried:  # the common case: the same identity as before
+            if len(carried) < 2:  # a reference costs about as much as one attribute
+                return
+            written = {k: v for k, v in attrs.items() if k not in carried}  # type: ignore[union-attr]
+        else:
+            same = [k for k, v in carried.items() if k in before and before[k] == v]
+            if len(same) < 2:
+                return
+            written = {k: v for k, v in attrs.items() if k not in same}  # type: ignore[union-attr]
+            for key in before:
+                if key not in carried:
+                    written[key] = None
         if written:
             entry["attributes"] = written
         else:

@@ -47,8 +47,8 @@ ENTRY_TYPES = (
 CONTENT_CARRIED = ("system_instructions", "tool_definitions")
 
 # Span attributes that name what a span is (the operation, the tool, the model asked for): a span
-# entry leaves out those equal to the previous span entry of the same name in its file (format
-# 1.2: ``like`` names that entry).
+# entry with content leaves out those equal to the previous such entry of the same name in its
+# file (format 1.2: ``like`` names that entry).
 SPAN_IDENTITY_ATTRIBUTES = frozenset(
     {
         "gen_ai.operation.name",

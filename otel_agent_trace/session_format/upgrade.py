@@ -11,9 +11,10 @@ bounded by the spans running at once and one conversation, never by the file's l
 * A trace root's ``parent_span_id`` (``null``) and a ``span.end``'s ``UNSET`` status are left out.
 * Under the start entry of a span still open, what that start says is not repeated: a span
   event leaves out ``trace_id``, a message ``span_id``, a snapshot ``trace_id`` and ``span_id``.
-* A span entry leaves out the identity attributes (``SPAN_IDENTITY_ATTRIBUTES``: operation,
-  tool, model asked for) equal to those of the latest span entry of the same name in the file,
-  which ``like`` names (one that entry had and this span has not is ``null``).
+* A span entry with ``content`` (a tool or model call) leaves out the identity attributes
+  (``SPAN_IDENTITY_ATTRIBUTES``: operation, tool, model asked for) equal to those of the latest
+  such entry of the same name in the file, which ``like`` names (one that entry had and this span
+  has not is ``null``).
 * A ``span.end``'s ``content.same`` lists the content keys (a model call's system instructions
   and tool definitions) it has as the file's latest ``span.end`` that had them.
 * A snapshot names the file's previous snapshot (``prev``) and leaves out the fields equal to
@@ -130,7 +131,7 @@ class Upgrade:
         attributes = entry.get("attributes")
         like = entry.pop("like", None)
         name = entry.get("name")
-        if type(name) is str:
+        if type(name) is str and "content" in entry:
             names = self.names
             previous = names.get(name)
             if like is not None and previous is not None and previous[0] == like:
