@@ -234,6 +234,12 @@ class _Kept:
         self.expected = expected  # content-length: complete once read, even if never read past
 
     def add(self, chunk: bytes) -> None:
+        try:
+            self._add(chunk)
+        except Exception as exc:  # never into the agent's stream
+            internal_error("keeping a chunk of an HTTP exchange", exc)
+
+    def _add(self, chunk: bytes) -> None:
         response = self.record["response"]
         response["bytes"] += len(chunk)
         if self.expected is not None and response["bytes"] >= self.expected:
