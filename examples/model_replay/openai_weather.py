@@ -5,8 +5,9 @@ model replay (docs/model-replay.md)::
     otel-agent-trace replay agent-sessions/<session>.checkpoint.jsonl --model-replay -- \\
         python openai_weather.py
 
-Arguments: ``--stream`` streams the model's answers; ``--prompt TEXT`` changes the system prompt
-(to see a divergence reported). It prints one JSON line: the tool calls made and the answer.
+Arguments: ``--stream`` streams the model's answers; ``--responses`` uses the Responses API
+instead of chat completions; ``--prompt TEXT`` changes the system prompt (to see a divergence
+reported). It prints one JSON line: the tool calls made and the answer.
 """
 
 from __future__ import annotations
@@ -71,6 +72,26 @@ def _complete(client: openai.OpenAI, messages: list[dict], stream: bool) -> dict
     return message
 
 
+def run_responses(question: str, system: str) -> dict:
+    """The same loop on the Responses API (function calls and their outputs as input items)."""
+    client = openai.OpenAI(api_key=os.environ.get("OPENAI_API_KEY", "sk-example"), max_retries=0)
+    tools = [{"type": "function", **TOOLS[0]["function"]}]
+    items: list = [{"role": "user", "content": question}]
+    tool_calls = []
+    for _ in range(5):
+        response = client.responses.create(model="gpt-4o-mini", instructions=system, input=items, tools=tools)
+        calls = [item for item in response.output if item.type == "function_call"]
+        if not calls:
+            return {"tool_calls": tool_calls, "answer": response.output_text}
+        for call in calls:
+            arguments = json.loads(call.arguments)
+            tool_calls.append({"id": call.call_id, "name": call.name, "arguments": arguments})
+            items.append(call.model_dump(exclude_none=True))
+            output = json.dumps(get_weather(**arguments))
+            items.append({"type": "function_call_output", "call_id": call.call_id, "output": output})
+    return {"tool_calls": tool_calls, "answer": None}
+
+
 def run(question: str, system: str, stream: bool) -> dict:
     client = openai.OpenAI(api_key=os.environ.get("OPENAI_API_KEY", "sk-example"), max_retries=0)
     messages: list[dict] = [{"role": "system", "content": system}, {"role": "user", "content": question}]
@@ -91,7 +112,11 @@ def run(question: str, system: str, stream: bool) -> dict:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--stream", action="store_true")
+    parser.add_argument("--responses", action="store_true")
     parser.add_argument("--prompt", default=SYSTEM_PROMPT)
     parser.add_argument("question", nargs="?", default="What is the weather in Paris?")
     args = parser.parse_args()
-    print(json.dumps(run(args.question, args.prompt, args.stream)))
+    if args.responses:
+        print(json.dumps(run_responses(args.question, args.prompt)))
+    else:
+        print(json.dumps(run(args.question, args.prompt, args.stream)))

@@ -24,6 +24,7 @@ SCRIPTS = {
     ("openai", True): ("openai_chat_tool_call_stream", "openai_chat_final_stream"),
     ("anthropic", False): ("anthropic_messages_tool_use", "anthropic_messages_final"),
     ("anthropic", True): ("anthropic_messages_tool_use_stream", "anthropic_messages_final_stream"),
+    ("responses", False): ("openai_responses_tool_call", "openai_responses_final"),
 }
 
 
@@ -35,6 +36,7 @@ class Recorded:
     base_url: str  # where the (now stopped) model server was (scheme, host and port)
     script: Path
     args: tuple[str, ...]
+    provider: str = "openai"  # the API the fake server spoke (a key of SCRIPTS with the stream flag)
 
 
 def agent_env(cwd: Path, base_url: str, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -80,7 +82,7 @@ def record(
         for p in (cwd / "agent-sessions").glob(f"*{suffix}")
         if tier != "trace" or ".checkpoint" not in p.name
     )
-    return Recorded(cwd, session, done.stdout.strip(), base_url, script, args)
+    return Recorded(cwd, session, done.stdout.strip(), base_url, script, args, provider)
 
 
 def replay(

@@ -13,6 +13,7 @@ from .conftest import API_KEY, EXAMPLES, SCRIPTS, Recorded, agent_output, entrie
 
 AGENTS = {
     "openai": EXAMPLES / "openai_weather.py",
+    "openai-responses": EXAMPLES / "openai_weather.py",  # with --responses
     "langchain": EXAMPLES / "langchain_weather.py",
     "agents-sdk": EXAMPLES / "agents_sdk_weather.py",
     "anthropic": EXAMPLES / "anthropic_weather.py",
@@ -23,6 +24,7 @@ AGENTS = {
 RUNS = [
     ("openai", False),
     ("openai", True),
+    ("openai-responses", False),
     ("anthropic", False),
     ("anthropic", True),
     ("langchain", False),
@@ -30,25 +32,30 @@ RUNS = [
     ("agents-sdk", True),
     ("strands", True),  # its OpenAI provider always streams
 ]
-TOOL_ID = {"anthropic": "toolu_01Weather"}
-# where the tool's output is in the next request's body
-TOOL_OUTPUT = {"anthropic": "body.messages[2].content[0].content"}
+TOOL_ID = {"anthropic": "toolu_01Weather", "responses": "call_weather_r1"}
+# where the system prompt and the tool's output are in a request's body
+SYSTEM = {"anthropic": "body.system", "responses": "body.instructions"}
+TOOL_OUTPUT = {"anthropic": "body.messages[2].content[0].content", "responses": "body.input[2].output"}
 
 
 def provider(recorded: Recorded) -> str:
-    return "anthropic" if "anthropic" in recorded.script.name else "openai"
+    return recorded.provider
 
 
 def system_prompt(body: dict) -> str:
-    return body["system"] if "system" in body else body["messages"][0]["content"]
+    for key in ("system", "instructions"):
+        if key in body:
+            return body[key]
+    return body["messages"][0]["content"]
 
 
 @pytest.fixture(scope="module", params=RUNS, ids=lambda p: f"{p[0]}-{'stream' if p[1] else 'plain'}")
 def recorded(request, tmp_path_factory) -> Recorded:
     agent, stream = request.param
     cwd = tmp_path_factory.mktemp(f"{agent}-{'stream' if stream else 'plain'}")
-    kind = "anthropic" if agent == "anthropic" else "openai"
-    return record(AGENTS[agent], cwd, *(["--stream"] if stream else []), stream=stream, provider=kind)
+    kind = {"anthropic": "anthropic", "openai-responses": "responses"}.get(agent, "openai")
+    args = (["--responses"] if kind == "responses" else []) + (["--stream"] if stream else [])
+    return record(AGENTS[agent], cwd, *args, stream=stream, provider=kind)
 
 
 def test_the_replay_reproduces_the_run_with_the_server_stopped(recorded):
@@ -112,7 +119,7 @@ def test_a_changed_prompt_is_reported_at_the_first_call_with_the_diff(recorded):
         if e["type"] == "span.end" and (e.get("content") or {}).get("http_exchanges")
     )  # fmt: skip
     assert first["entry_id"] == holder["id"]
-    where = "body.system" if provider(recorded) == "anthropic" else "body.messages[0].content"
+    where = SYSTEM.get(provider(recorded), "body.messages[0].content")
     assert any(
         d.startswith(where) and "in French" in d and "You answer weather questions. Use the tools." in d
         for d in first["differences"]
