@@ -10,6 +10,10 @@ Loads nothing until a name is used (``api/spans.py`` reads ``_hooks.player`` per
 
 from __future__ import annotations
 
+import sys
+import types
+from typing import Any
+
 from otel_agent_trace._lazy import lazy_names
 
 _LAZY = {
@@ -27,3 +31,17 @@ _LAZY = {
 }
 __getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
 __all__ = sorted(_LAZY)
+
+
+class _CallableModule(types.ModuleType):
+    """``oat.model_replay(session)`` as the issue writes it: the root package exports this
+    subpackage, and importing a subpackage sets the parent's attribute of that name to the
+    module — so the module itself is the ``model_replay`` block (see :func:`._api.model_replay`)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from ._api import model_replay
+
+        return model_replay(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -38,6 +38,14 @@ def test_the_block_answers_from_the_recording(recorded, agent):
     assert _exchange._player is None  # the network again after the block
 
 
+def test_the_package_itself_is_the_block(recorded, agent):
+    import otel_agent_trace.model_replay as model_replay_package
+
+    with model_replay_package(recorded.session) as player:  # oat.model_replay(session)
+        out = agent.run("What is the weather in Paris?", agent.SYSTEM_PROMPT, False)
+    assert json.dumps(out) == recorded.output and player.report()["answered"] == 2
+
+
 def test_stop_raises_at_the_first_divergence_with_the_report(recorded, agent):
     with pytest.raises(ModelReplayDivergence) as caught, model_replay(recorded.session):
         agent.run("What is the weather in Lyon?", agent.SYSTEM_PROMPT, False)
