@@ -202,8 +202,13 @@ def test_a_trace_tier_recording_says_it_has_no_content_and_which_tier_to_record(
 
 
 def test_the_trace_tier_never_holds_an_exchange(tmp_path):
+    from otel_agent_trace.recording.recorder import SessionRecorder
+
     rec = record(AGENTS["openai"], tmp_path, tier="both")
     trace = next(p for p in (tmp_path / "agent-sessions").glob("*.jsonl") if ".checkpoint" not in p.name)
     text = trace.read_text()
     assert "http_exchanges" not in text and "You answer weather questions" not in text
     assert API_KEY not in rec.session.read_text()
+    # With both tiers, exchanges are kept only once the recorder keeps them out of the trace tier.
+    kept_out = "http_exchanges" in getattr(SessionRecorder, "CHECKPOINT_ONLY_CONTENT", ())
+    assert len(_exchanges(rec.session)) == (2 if kept_out else 0)
