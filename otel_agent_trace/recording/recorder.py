@@ -512,8 +512,14 @@ class SessionRecorder:
             per_tier: list[list[Any]] = [[] for _ in tiers]
             # Its own start is needed only when its events hang under it: its content goes in its
             # end entry, and messages it brings hang where that end does (naming the span).
+            started = sid in self._live
             self._queued_items(self._take_queue(without=None if events else ctx), per_tier)
             memo = self._live.pop(sid, None)
+            if memo is not None and not started:  # its start goes with its end: the end says it all
+                for items in per_tier:
+                    for item in items:
+                        if item[1] == sid and item[2] is None:
+                            item[0].pop("attributes", None)
             if memo is not None:
                 layer, trace_hex, span_hex, start_name, start_attrs, shown = memo
                 unchanged = name == start_name and attrs == start_attrs  # reuse what start redacted
