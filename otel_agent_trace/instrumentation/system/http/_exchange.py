@@ -23,6 +23,7 @@ from __future__ import annotations
 import base64
 import itertools
 import time
+import weakref
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
@@ -49,8 +50,17 @@ _SECRET_WORDS = ("auth", "key", "token", "secret", "cookie", "password", "creden
 _users: set[str] = set()
 _player: Any = None  # the model replay in progress (``model_replay.Player``), else None
 _seq = itertools.count(1)
-# span id → (recorder, the list of exchanges handed to it): the last spans only, for retries
-_lists: dict[int, tuple[Any, list[dict[str, Any]]]] = {}
+
+
+class _Exchanges(list):  # type: ignore[type-arg]
+    """The exchanges of one span, as handed to the recorder (a list it serializes as is)."""
+
+    __slots__ = ("owner", "__weakref__")
+
+
+# span id → its exchanges while the recorder holds them (a retry within the same call appends to
+# the list the recorder has); weak, so a written span's exchanges are not kept alive here.
+_lists: weakref.WeakValueDictionary[int, _Exchanges] = weakref.WeakValueDictionary()
 
 
 def set_player(player: Any) -> None:
@@ -289,13 +299,13 @@ def _keep(module: Any, target: tuple[Any, Any], request: Any, response: Any, *, 
         kept = _Kept(record, len(body or b""), cap, int(length) if length and length.isdigit() else None)
         sid = span.get_span_context().span_id
         exchanges = _lists.get(sid)
-        if exchanges is not None and exchanges[0] is rec:
-            exchanges[1].append(record)  # a retry within the same call: the recorder holds this list
+        if exchanges is not None and exchanges.owner == id(rec):
+            exchanges.append(record)  # a retry within the same call: the recorder holds this list
         else:
-            exchanges = _lists[sid] = (rec, [record])
-            if len(_lists) > 256:
-                del _lists[next(iter(_lists))]
-            rec.attach_content(span, {CONTENT_KEY: exchanges[1]})
+            exchanges = _Exchanges([record])
+            exchanges.owner = id(rec)
+            _lists[sid] = exchanges
+            rec.attach_content(span, {CONTENT_KEY: exchanges})
         response.stream = _tee_type(module, is_async)(response.stream, kept)
     except Exception as exc:
         internal_error("keeping an HTTP exchange", exc)
