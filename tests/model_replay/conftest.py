@@ -91,14 +91,15 @@ def replay(
     agent_args: tuple[str, ...] | None = None,
     base_url: str | None = None,
     env: dict[str, str] | None = None,
+    session: Path | None = None,
 ) -> tuple[subprocess.CompletedProcess[str], dict]:
     """``otel-agent-trace replay SESSION --model-replay OPTIONS -- python SCRIPT ARGS``; the
     completed process and the replay report."""
     report = rec.cwd / f"report-{len(list(rec.cwd.glob('report-*')))}.json"
     args = rec.args if agent_args is None else agent_args
     done = subprocess.run(
-        [*CLI, "replay", str(rec.session), "--model-replay", "--report", str(report), *options, "--",
-         sys.executable, str(rec.script), *args],
+        [*CLI, "replay", str(session or rec.session), "--model-replay", "--report", str(report),
+         *options, "--", sys.executable, str(rec.script), *args],
         cwd=rec.cwd,
         env=clean_env(agent_env(rec.cwd, base_url or rec.base_url, env)),
         capture_output=True,

@@ -86,6 +86,13 @@ def _exchanges(session) -> list[dict]:
     ]  # fmt: skip
 
 
+def test_the_session_zip_answers_the_same(recorded):
+    archive = recorded.session.with_name(recorded.session.name.replace(".jsonl", ".zip"))
+    done, report = replay(recorded, session=archive)
+    assert done.returncode == 0, done.stderr
+    assert agent_output(done) == recorded.output and report["answered"] == 2
+
+
 def test_the_recording_keeps_each_exchange_without_credentials(recorded):
     text = recorded.session.read_text()
     assert API_KEY not in text
