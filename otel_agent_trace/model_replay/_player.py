@@ -113,7 +113,9 @@ class Player:
 
     def _decide(self, request: Any) -> Exchange | None:
         """The recorded exchange that answers ``request``, ``None`` to send it live, or raise."""
-        url = str(request.url)
+        from otel_agent_trace.instrumentation.system.http._exchange import url_without_secrets
+
+        url = url_without_secrets(str(request.url))  # compared as recorded: credentials left out
         method = request.method.decode() if isinstance(request.method, bytes) else str(request.method)
         body = getattr(request, "_content", None)
         with self._lock:

@@ -107,6 +107,19 @@ def test_live_sends_the_diverged_request_and_the_rest_to_the_live_origin():
     )
 
 
+def test_credentials_in_the_url_are_not_kept_and_not_compared():
+    from otel_agent_trace.instrumentation.system.http._exchange import url_without_secrets
+
+    kept = url_without_secrets("https://user:pw@api.example.com/v1/m?alt=sse&key=AIzaSecret1&api_key=x")
+    assert kept == "https://api.example.com/v1/m?alt=sse"
+    assert url_without_secrets(URL) == URL
+    recorded = _recording()
+    recorded.exchanges[0].url = "http://127.0.0.1:8000/v1/chat/completions?alt=sse"
+    player = Player(recorded)
+    assert _answer(player, _request("a", "http://127.0.0.1:8000/v1/chat/completions?alt=sse&key=NEW"))
+    assert player.divergences == [] and "NEW" not in json.dumps(player.report())
+
+
 def test_differences_name_json_paths_and_diff_long_text():
     old = json.dumps({"model": "m", "temperature": 0, "messages": [{"content": "one\ntwo\nthree"}]}).encode()
     new = json.dumps({"model": "n", "messages": [{"content": "one\n2\nthree"}], "tools": []}).encode()

@@ -6,7 +6,7 @@ transport (``HTTPTransport.handle_request``, ``AsyncHTTPTransport.handle_async_r
 request is final (body encoded, headers set) and the response is the bytes off the wire, before
 the client decodes them: what is kept here can be answered again byte for byte, whatever parses it.
 
-Recording (checkpoint tier only): the request (method, URL, headers without credentials, body)
+Recording (checkpoint tier only): the request (method, URL and headers without credentials, body)
 and the response (status, headers, body as the chunks the transport yielded, in order) are handed
 to the session recorder as the ``http_exchanges`` content of the span that made the request (the
 model span; else the agent or tool span: never an HTTP span, which ends before a streamed body is
@@ -190,6 +190,27 @@ def _is_secret(name: str) -> bool:
     return any(word in lower for word in _SECRET_WORDS)
 
 
+def url_without_secrets(url: str) -> str:
+    """``url`` without user info and without query parameters named like credentials
+    (``?key=…``, ``?api_key=…``): the same URL when it has neither."""
+    if "@" not in url and "?" not in url:
+        return url
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    changed = False
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc, changed = netloc.rpartition("@")[2], True
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        kept = [(k, v) for k, v in pairs if not _is_secret(k)]
+        if len(kept) != len(pairs):
+            query, changed = urlencode(kept), True
+    return urlunsplit(parts._replace(netloc=netloc, query=query)) if changed else url
+
+
 def headers_of(headers: Any) -> list[list[str]]:
     """Headers as ``[name, value]`` pairs in order, credentials left out."""
     out = []
@@ -279,7 +300,7 @@ def _keep(module: Any, target: tuple[Any, Any], request: Any, response: Any, *, 
             "ts": time.time_ns(),
             "request": {
                 "method": _text(request.method),
-                "url": str(request.url),
+                "url": url_without_secrets(str(request.url)),
                 "headers": headers_of(request.headers),
                 "body": body_value(body) if body is not None and len(body) <= cap else None,
                 "body_bytes": None if body is None else len(body),
