@@ -120,3 +120,24 @@ def test_a_request_outside_a_model_call_keeps_its_own_span(http_layer, recording
         client.post(llm.openai_url + "/chat/completions", json={"model": "m", "messages": USER})
     (span,) = memory_exporter.get_finished_spans()
     assert span.name == "POST" and span.attributes["http.response.status_code"] == 200
+
+
+def test_the_agents_messages_reach_the_recorder_unchanged_and_uncopied_when_plain(
+    http_layer, checkpoint, capture, openai_client, memory_exporter
+):
+    import copy
+
+    capture("SPAN_AND_EVENT")  # content on the span too: every path that reads the messages
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi there"}]
+    before = copy.deepcopy(messages)
+    openai_client.chat.completions.create(model="gpt-4o-mini", messages=messages)
+    openai_client.chat.completions.create(model="gpt-4o-mini", messages=messages)
+    assert messages == before  # never modified by us
+    assert len(memory_exporter.get_finished_spans()) == 2
+    from openai import omit
+
+    from otel_agent_trace.instrumentation._genai.jsonable import jsonable
+
+    assert jsonable(messages[1]) is messages[1]  # plain JSON: the same object, not a copy per call
+    odd = {"role": "user", "content": [{"type": "text", "text": "hi"}], "name": omit}
+    assert jsonable(odd) == {"role": "user", "content": [{"type": "text", "text": "hi"}]}  # a copy
