@@ -3,6 +3,7 @@ ZIP, both tiers) and on a file cut as a killed process leaves it."""
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import pytest
@@ -63,8 +64,17 @@ def test_a_crash_cut_file_reports_unfinished_spans_and_the_torn_line(notes, tmp_
 def test_a_broken_tree_is_an_error(notes, tmp_path):
     lines = notes.checkpoint.read_text().splitlines(keepends=True)
     broken = tmp_path / "broken.jsonl"
-    # Drop a span's start entry: what hung under it has no parent any more.
-    start = next(i for i, raw in enumerate(lines) if '"span.start"' in raw and "count_words" in raw)
+    # Drop a tool span's start entry that has entries under it (write_note's: its file.open and
+    # its end): they have no parent any more. (A tool call with nothing under it may be one
+    # span.end line, with no start to drop.)
+    entries = [json.loads(raw) for raw in lines]
+    parents = {entry["parent_id"] for entry in entries}
+    start = next(
+        i
+        for i, entry in enumerate(entries)
+        if entry["type"] == "span.start" and entry["layer"] == "tool" and entry["id"] in parents
+    )
+    assert "execute_tool write_note" in lines[start]
     broken.write_text("".join(lines[:start] + lines[start + 1 :]))
     with warnings.catch_warnings():  # the loader may note the orphan too
         warnings.simplefilter("ignore")
