@@ -114,7 +114,11 @@ def test_the_fleet_balances_by_trace_id_and_keeps_failed_runs():
     assert any(p["type"] == "status_code" and p["status_code"]["status_codes"] == ["ERROR"] for p in policies)
     assert set(sampling["service"]["pipelines"]["traces"]["exporters"]) == {"otlp/tempo", "otlp/jaeger"}
     text = FLEET_DOC.read_text()
-    assert '{ span.agent_trace.session.id = "' in text and "fleet/gateway.yaml" in text and "fleet/sampling.yaml" in text
+    assert (
+        '{ span.agent_trace.session.id = "' in text
+        and "fleet/gateway.yaml" in text
+        and "fleet/sampling.yaml" in text
+    )
 
 
 # --- compose files ------------------------------------------------------------------------------
