@@ -69,6 +69,7 @@ def test_openai_tool_loop_rebuilds_exact_conversation(openai_client, llm, checkp
     assert chats[0].attributes["agent_trace.tool_calls.ids"] == ("call_weather_1",)
     # a snapshot per turn; each references messages by id, none repeats the text
     assert [len(s["agent_messages"]) for s in session.snapshots] == [3, 5]
+    assert [s["tools_loaded"] for s in session.snapshots] == [["get_weather"]] * 2  # the tools offered
     assert strip_digests(session.snapshots[-1]["agent_messages"]) == messages
     raw = entries(path)
     snaps = [e for e in raw if e["type"] == "snapshot"]

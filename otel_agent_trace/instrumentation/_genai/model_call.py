@@ -5,7 +5,8 @@ Every model instrumentation (OpenAI, Anthropic, LangChain chat models, Strands) 
 
 * inside a model span that one of our framework instrumentations *claimed* (a LangChain chat
   model span, a Strands ``chat`` span), an SDK call makes no span of its own: the framework
-  span already describes the call and records its content;
+  span already describes the call and records its content; the SDK call only hands its result
+  (response id and model, which the framework never sees) to the claim;
 * inside another package's model span (a peer instrumentation wrapped the SDK around us), we
   make no span either but *adopt* that span: its content and snapshot still reach the session;
 * otherwise the span is ours.
@@ -59,7 +60,8 @@ def _get_tracer() -> trace.Tracer:
 
 def claim(span: Span) -> dict[str, Any]:
     """Mark a model span whose content a framework instrumentation records: SDK calls under it
-    make no span and record nothing, but note their provider and model in the returned dict."""
+    make no span and record nothing, but note their provider, model and (as ``"result"``, a
+    :class:`ModelResult`) result in the returned dict."""
     info: dict[str, Any] = {}
     _claimed[span.get_span_context().span_id] = info
     return info
@@ -118,7 +120,9 @@ class ModelResult:
 
 
 class ModelCall:
-    """A started model call. ``mode`` is ``"own"`` (our span) or ``"adopt"`` (a peer's span)."""
+    """A started model call. ``mode`` is ``"own"`` (our span), ``"adopt"`` (a peer's span) or
+    ``"claimed"`` (a framework span of ours records the call: the result is handed to it in the
+    claim's dict as ``"result"``, for the response id and model the framework never sees)."""
 
     __slots__ = (
         "span",
@@ -236,6 +240,11 @@ class ModelCall:
         self.ended = True
         span = self.span
         try:
+            if self.mode == "claimed":  # the framework that claimed the span reads it there
+                info = _claimed.get(span.get_span_context().span_id)
+                if info is not None:
+                    info["result"] = result
+                return
             if self.mode == "own":
                 _set_result_attributes(span, result)
                 if abandoned:
@@ -266,7 +275,7 @@ class ModelCall:
                 self.span.end()
 
     def _record_content(self, result: ModelResult, snapshot: bool = True) -> None:
-        if not self.content:
+        if not self.content or self.mode == "claimed":
             return
         rec = sink.active()
         settings = get_settings()
@@ -300,6 +309,7 @@ class ModelCall:
                 "provider": self.provider,
             },
             self.span,
+            tool_names(self.tool_definitions),
         )
 
     def _content_on_span(self, result: ModelResult, on_span: bool, in_events: bool) -> None:
@@ -338,9 +348,11 @@ def record_snapshot(
     output_messages: Sequence[Any],
     model_info: dict[str, Any],
     span: Any,
+    tools_loaded: Sequence[str] = (),
 ) -> None:
     """An automatic snapshot after a model turn (messages so far, system prompt, last query and
-    result). Messages are stored once each by the recorder, so snapshots stay small."""
+    result, the tools offered). Messages are stored once each by the recorder, so snapshots stay
+    small."""
     rec.snapshot(
         f"after {name}",
         messages=messages,
@@ -348,9 +360,27 @@ def record_snapshot(
         last_query=last_user_text(input_messages),
         last_result=_texts(output_messages),
         model_info=model_info,
+        tools_loaded=list(tools_loaded),
         span=span if span is not None and span.is_recording() else None,
         auto=True,
     )
+
+
+def tool_names(definitions: Any) -> list[str]:
+    """The names of the tools a request offers, in the shapes the SDKs take: OpenAI chat
+    (``{"type": "function", "function": {"name": ...}}``), OpenAI Responses and Anthropic
+    (``{"name": ...}``), Strands' tool specs (``{"name": ...}``)."""
+    names: list[str] = []
+    if not isinstance(definitions, (list, tuple)):
+        return names
+    for definition in definitions:
+        if not isinstance(definition, dict):
+            continue
+        function = definition.get("function")
+        name = function.get("name") if isinstance(function, dict) else definition.get("name")
+        if isinstance(name, str) and name:
+            names.append(name)
+    return names
 
 
 def _system_text(system: Any) -> str | None:
@@ -423,7 +453,7 @@ def begin(
         if info is not None:
             info.setdefault("provider", provider)
             info.setdefault("model", model)
-            return None
+            return ModelCall(current, "claimed", provider, operation, model)
         if _is_ours(current):
             return None
         return ModelCall(current, "adopt", provider, operation, model)

@@ -240,6 +240,7 @@ def _before_end_model(bound: dict[str, Any]) -> None:
         output,
         model_info(model, name, provider),
         span,
+        tools,
     )
 
 
@@ -345,6 +346,7 @@ def _before_end_turn(agent: Any, response: Any) -> None:
         messages[-1:],
         model_info(model, _model_id(model), None),
         span,
+        [str(n) for n in getattr(agent, "tool_names", None) or ()],
     )
 
 
