@@ -27,6 +27,7 @@ ENV_TIER = "AGENT_TRACE_TIER"
 ENV_FSYNC = "AGENT_TRACE_FSYNC"
 ENV_FLUSH_MS = "AGENT_TRACE_FLUSH_MS"
 ENV_ZIP = "AGENT_TRACE_ZIP"
+ENV_SIGNAL_GRACE_MS = "AGENT_TRACE_SIGNAL_GRACE_MS"  # a signal's stop ends the process after this
 ENV_AUTO_SESSION = "AGENT_TRACE_AUTO_SESSION"
 ENV_SESSION_ID = "AGENT_TRACE_SESSION_ID"
 ENV_PARENT_ENTRY = "AGENT_TRACE_PARENT_SPAN"
@@ -182,6 +183,7 @@ _DEFAULTS: dict[str, Any] = {
     "fsync": False,
     "flush_ms": 100,
     "write_zip": True,
+    "signal_grace_ms": 20000,
     "auto_session": True,
     "inherited_session_id": None,
     "inherited_parent_span": None,
@@ -215,6 +217,7 @@ class Settings:
     fsync: bool
     flush_ms: int
     write_zip: bool
+    signal_grace_ms: int
     auto_session: bool
     inherited_session_id: str | None
     inherited_parent_span: str | None
@@ -279,6 +282,7 @@ class Settings:
             fsync=_flag(env, ENV_FSYNC, False),
             flush_ms=_int(env, ENV_FLUSH_MS, 100, minimum=0),
             write_zip=_flag(env, ENV_ZIP, True),
+            signal_grace_ms=_int(env, ENV_SIGNAL_GRACE_MS, 20000, minimum=0),
             auto_session=_flag(env, ENV_AUTO_SESSION, True),
             inherited_session_id=env.get(ENV_SESSION_ID) or None,
             inherited_parent_span=env.get(ENV_PARENT_ENTRY) or None,

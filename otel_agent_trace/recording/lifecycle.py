@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from otel_agent_trace._internal import sdk_compat, sink
 from otel_agent_trace._internal.guard import internal_error, logger, report_once
-from otel_agent_trace.settings import Settings
+from otel_agent_trace.settings import Settings, get_settings
 
 if TYPE_CHECKING:
     from .recorder import SessionRecorder
@@ -103,8 +103,6 @@ def install_exit_handlers() -> None:
 # first signal is over it removes the ZIP's temporary file and kills the process with that signal's
 # default action (reset in C, so no Python code of the main thread has to run for it).
 
-GRACE_ENV = "AGENT_TRACE_SIGNAL_GRACE_MS"  # to move to settings.py (its owner)
-DEFAULT_GRACE_MS = 20000.0
 _POLL_S = 0.05
 
 _stopping = False  # a stop at exit or on SIGTERM is under way: signals are only noted
@@ -206,11 +204,10 @@ def _restore_signals(saved: dict[int, Any]) -> None:
 
 
 def _grace_seconds() -> float:
-    try:
-        grace_ms = float(os.environ.get(GRACE_ENV) or DEFAULT_GRACE_MS)
-    except ValueError:
-        grace_ms = DEFAULT_GRACE_MS
-    return max(grace_ms, 0.0) / 1000.0
+    """``AGENT_TRACE_SIGNAL_GRACE_MS``: the running session's setting (else the process's)."""
+    recorder = sink.active()
+    settings = getattr(recorder, "settings", None) or get_settings()
+    return settings.signal_grace_ms / 1000.0
 
 
 def _start_watchdog() -> Any:
