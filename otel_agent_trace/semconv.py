@@ -70,6 +70,7 @@ HTTP_RESPONSE_STATUS_CODE = "http.response.status_code"
 URL_FULL = "url.full"
 SERVER_ADDRESS = "server.address"
 SERVER_PORT = "server.port"
+HTTP_REQUEST_RESEND_COUNT = "http.request.resend_count"  # past the first attempt
 
 # --- ours --------------------------------------------------------------------------------------
 SESSION_ID = "session.id"  # ours unless the agent set its own (never replaced)
@@ -77,6 +78,8 @@ AGENT_TRACE_SESSION_ID = "agent_trace.session.id"  # always ours, on every span:
 LAYER = "agent_trace.layer"
 TOOL_IMPORT_PATH = "agent_trace.tool.import_path"
 SYS_EVENTS_DROPPED = "agent_trace.sys_events.dropped"
+# seconds from a model call's HTTP request sent to its response headers (on the model span)
+HTTP_DURATION = "agent_trace.http.duration"
 STREAM_ABANDONED = "agent_trace.stream.abandoned"  # the caller stopped reading a model stream early
 TOOL_CALL_IDS = "agent_trace.tool_calls.ids"  # tool calls a model asked for (parallel to the names)
 TOOL_CALL_NAMES = "agent_trace.tool_calls.names"

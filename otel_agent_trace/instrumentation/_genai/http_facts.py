@@ -4,7 +4,7 @@ A model call of ours sends one HTTP request (more on retries). A span of its own
 what every call exports and writes (contrib's ``openai-v2`` suppresses HTTP instrumentation
 inside a model call for the same reason); its facts go on the model span instead:
 ``server.address``, ``server.port``, ``http.response.status_code``, the request's duration
-(:data:`HTTP_DURATION`, seconds) and, past the first attempt, ``http.request.resend_count``.
+(``agent_trace.http.duration``, seconds) and, past the first attempt, ``http.request.resend_count``.
 
 :data:`MODEL_SPAN` holds the model span while our own model call runs with it current
 (``ModelCall.activate``); the HTTP hooks (``instrumentation/system/http``) read it.
@@ -20,8 +20,6 @@ from urllib.parse import urlsplit
 from otel_agent_trace import semconv
 from otel_agent_trace._internal.guard import internal_error
 
-HTTP_DURATION = "agent_trace.http.duration"  # seconds, from the request sent to its response headers
-RESEND_COUNT = "http.request.resend_count"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 MODEL_SPAN: ContextVar[Any] = ContextVar("otel_agent_trace_model_span", default=None)
@@ -63,12 +61,14 @@ class ModelRequest:
         span = self.span
         if not span.is_recording():
             return
-        attrs: dict[str, Any] = {HTTP_DURATION: (time.perf_counter_ns() - self.started) / 1e9}
+        attrs: dict[str, Any] = {semconv.HTTP_DURATION: (time.perf_counter_ns() - self.started) / 1e9}
         if status is not None:
             attrs[semconv.HTTP_RESPONSE_STATUS_CODE] = int(status)
         span_attrs = span.attributes
-        if span_attrs is not None and HTTP_DURATION in span_attrs:  # a retry
-            attrs[RESEND_COUNT] = int(span_attrs.get(RESEND_COUNT, 0)) + 1
+        if span_attrs is not None and semconv.HTTP_DURATION in span_attrs:  # a retry
+            attrs[semconv.HTTP_REQUEST_RESEND_COUNT] = (
+                int(span_attrs.get(semconv.HTTP_REQUEST_RESEND_COUNT, 0)) + 1
+            )
         else:
             try:
                 parts = urlsplit(self.url)

@@ -37,7 +37,6 @@ from otel_agent_trace.settings import get_settings
 
 MODEL_OPERATIONS = frozenset({semconv.OP_CHAT, semconv.OP_TEXT_COMPLETION, semconv.OP_GENERATE_CONTENT})
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"
-TOOL_CALL_EVENT = "gen_ai.tool.call"
 
 _claimed: dict[int, dict[str, Any]] = {}
 _tracer: trace.Tracer | None = None
