@@ -24,7 +24,7 @@ from otel_agent_trace._lazy import lazy_names
 from otel_agent_trace._version import __version__
 
 if TYPE_CHECKING:
-    from otel_agent_trace import redaction
+    from otel_agent_trace import model_replay, redaction
     from otel_agent_trace.api import Session, agent, configure, record_message, session, snapshot, tool
     from otel_agent_trace.offline import LoadedSession, load_session
     from otel_agent_trace.recording import add_session_processor
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 # public name -> the module holding it ("" for the module of that name itself)
 _LAZY: dict[str, str] = {
     "redaction": "",  # oat.redaction.add_pattern(...), .allow(...)
+    "model_replay": "",  # with oat.model_replay(session): model calls answered from a recording
     "Session": "api",
     "agent": "api",
     "configure": "api",
@@ -53,6 +54,7 @@ __all__ = [
     "agent",
     "configure",
     "load_session",
+    "model_replay",
     "record_message",
     "redaction",
     "session",

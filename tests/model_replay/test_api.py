@@ -39,9 +39,9 @@ def test_the_block_answers_from_the_recording(recorded, agent):
 
 
 def test_the_package_itself_is_the_block(recorded, agent):
-    import otel_agent_trace.model_replay as model_replay_package
+    import otel_agent_trace as oat
 
-    with model_replay_package(recorded.session) as player:  # oat.model_replay(session)
+    with oat.model_replay(recorded.session) as player:
         out = agent.run("What is the weather in Paris?", agent.SYSTEM_PROMPT, False)
     assert json.dumps(out) == recorded.output and player.report()["answered"] == 2
 
