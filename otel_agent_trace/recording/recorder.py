@@ -31,9 +31,7 @@ _MAX_QUEUED = 256
 _attributes_of = sdk_compat.span_attributes
 # Span attributes whose value is the session's id on every span: said once, in the root entry
 # (``span_attributes``), and left out of each span's entries.
-_SESSION_KEYS = tuple(
-    key for key in (getattr(semconv, "AGENT_TRACE_SESSION_ID", None), semconv.SESSION_ID) if key
-)
+_SESSION_KEYS = _OURS, _SHARED = (semconv.AGENT_TRACE_SESSION_ID, semconv.SESSION_ID)
 
 
 # What a span's start computed, reused at its end: layer, ids as hex, the name and attributes it
@@ -356,6 +354,9 @@ class SessionRecorder:
         """Leave out of a span's attributes (a copy) what the root entry's ``span_attributes``
         says (the session's id); a key the span does not have is written ``null``."""
         sid = self.session_id
+        if attrs.get(_OURS) is sid and attrs.get(_SHARED) is sid:  # the common case: both tags
+            del attrs[_OURS], attrs[_SHARED]
+            return
         for key in _SESSION_KEYS:
             tagged = attrs.pop(key, None)
             if tagged is not sid and tagged != sid:
