@@ -3,7 +3,7 @@ bounded memory whatever the input.
 
 Only regular files are opened (a FIFO, ``/dev/zero`` or a directory is refused before anything is
 read); lines longer than :data:`MAX_LINE_BYTES` are refused as they are read, never held whole;
-runs of blank lines are skipped a megabyte at a time; ZIP members are checked before they are
+runs of blank lines are skipped a chunk (64 KiB) at a time; ZIP members are checked before they are
 opened (one member of a name, not encrypted, a known compression, a size cap, and an inflated size
 at most :data:`MAX_RATIO` times the compressed one).
 """
@@ -16,8 +16,9 @@ import stat
 import zipfile
 import zlib
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
+from operator import length_hint
 from pathlib import Path
 from typing import IO, Any
 
@@ -36,7 +37,7 @@ MAX_RATIO = 100
 """A member above 1 MiB may inflate to at most this many times its compressed size (real
 sessions: 5-20; a deflate bomb: ~1000)."""
 _RATIO_FLOOR = 1 << 20
-_CHUNK = 1 << 20
+_CHUNK = 1 << 16  # small enough that a chunk's lines are still in the cache when analysed
 _COMPRESSIONS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)
 _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
 _BLANK = re.compile(rb"[ \t\r\n]+")
@@ -57,61 +58,77 @@ class ReadIssue:
 
 
 # --- lines ----------------------------------------------------------------------------------------
+#
+# One generator does the work for the common case (a file of JSON lines, no blank lines): it reads
+# a chunk, splits it into its lines in one call, parses each with ``orjson.loads`` and yields the
+# dict. Line numbers are not counted line by line: a chunk's lines are numbered from the chunk's
+# first (``base``), and the number of a line is worked out only when it is bad. Chunks are small
+# (64 KiB) so a chunk's lines are still in the cache when they are parsed and their entries
+# analysed. What is not common goes to :func:`_bad_line` or to the chunk level (:func:`_blocks`):
+# a line continued from the previous chunk, a line longer than the cap, blank lines, the last line.
 
 
-def raw_lines(
-    stream: IO[bytes], path: str, max_line: int = MAX_LINE_BYTES
-) -> Iterator[tuple[int, bytes | None, bool]]:
-    """Yield ``(line_number, text, ended)`` for every non-blank line: ``text`` without its newline
-    (``None`` for a line over ``max_line``, whose bytes are dropped as they are read), ``ended``
-    whether a newline closed it.
+def _blocks(stream: IO[bytes], path: str, max_line: int) -> Iterator[tuple[int, list[bytes | None], bool]]:
+    """``(number, lines, ended)`` for the lines of the stream a chunk at a time: ``lines`` are the
+    text of lines ``number``, ``number + 1``, ... without their newline (``None`` for a line over
+    ``max_line``, whose bytes are dropped as they are read), ``ended`` whether the last of them had
+    a newline (only the file's last line may not).
 
-    The complete lines of each chunk are split in one call; a chunk that is mostly newlines is
-    walked run by run instead (one regular-expression step per run of blank lines).
+    A chunk's complete lines are split in one call; the start of a line the chunk does not end is
+    kept (in pieces, so a long line is copied once) until a later chunk ends it. A chunk with
+    blank lines gives its other lines one at a time, numbered; one that is mostly newlines is
+    walked run by run (one regular-expression step per run of blank lines).
     """
-    buf = b""
-    pos = 0
-    number = 1
-    eof = False
+    pieces: list[bytes] = []  # the start of a line not yet ended
+    pending = 0  # its length
+    dropping = False  # within a line over max_line: its bytes are dropped until its newline
+    number = 1  # the number of the line being read
     while True:
-        last = buf.rfind(b"\n", pos)
-        if last >= pos:
-            block = buf[pos:last]
-            if block.count(b"\n") * 8 < len(block):  # ordinary lines: split them all at once
-                for raw in block.split(b"\n"):
-                    if raw and not raw.isspace():
-                        yield number, (raw if len(raw) <= max_line else None), True
-                    number += 1
-            else:  # mostly blank lines
-                for line_number, raw in _sparse_lines(block, number):
-                    yield line_number, (raw if len(raw) <= max_line else None), True
-                number += block.count(b"\n") + 1
-            pos = last + 1
-            continue
-        if eof:
-            tail = buf[pos:]
-            if tail and not tail.isspace():
-                yield number, (tail if len(tail) <= max_line else None), False
-            return
-        if len(buf) - pos > max_line:  # drop the rest of an over-long line without keeping it
-            buf, pos = b"", 0
-            while True:
-                chunk = _read(stream, path, number)
-                if not chunk:
-                    yield number, None, False
-                    return
-                newline = chunk.find(b"\n")
-                if newline >= 0:
-                    yield number, None, True
-                    number += 1
-                    buf = chunk[newline + 1 :]
-                    break
-            continue
         chunk = _read(stream, path, number)
         if not chunk:
-            eof = True
-        buf = buf[pos:] + chunk
-        pos = 0
+            break
+        if dropping:
+            newline = chunk.find(b"\n")
+            if newline < 0:
+                continue
+            yield number, [None], True
+            number += 1
+            dropping = False
+            chunk = chunk[newline + 1 :]
+        lines: list[Any] = chunk.split(b"\n")
+        if len(lines) == 1:  # no newline: the line goes on
+            if chunk:
+                pieces.append(chunk)
+                pending += len(chunk)
+            if pending > max_line:
+                pieces, pending, dropping = [], 0, True
+            continue
+        tail = lines.pop()
+        if pieces:
+            pieces.append(lines[0])
+            lines[0] = b"".join(pieces)
+        if max_line < len(chunk) + pending:  # a line may be over the cap
+            lines = [raw if len(raw) <= max_line else None for raw in lines]
+        pieces, pending = ([tail], len(tail)) if tail else ([], 0)
+        if all(lines):  # the common case: no blank line
+            yield number, lines, True
+        elif len(lines) * 8 > len(chunk):  # mostly blank lines
+            if lines[0] != b"":
+                yield number, lines[:1], True
+            first, last = chunk.find(b"\n"), chunk.rfind(b"\n")
+            for line_number, raw in _sparse_lines(chunk[first + 1 : last], number + 1):
+                yield line_number, [raw if len(raw) <= max_line else None], True
+        else:
+            for line_number, raw in enumerate(lines, number):
+                if raw != b"":
+                    yield line_number, [raw], True
+        number += len(lines)
+    if dropping:
+        yield number, [None], False
+    elif pieces:
+        last_line = b"".join(pieces)
+        if last_line and not last_line.isspace():
+            yield number, [last_line if len(last_line) <= max_line else None], False
 
 
 def _sparse_lines(block: bytes, number: int) -> Iterator[tuple[int, bytes]]:
@@ -140,60 +157,45 @@ def _read(stream: IO[bytes], path: str, line: int) -> bytes:
         raise SessionFormatError(path, line, f"corrupt compressed data ({exc})") from None
 
 
-def iter_lines(
-    stream: IO[bytes],
-    path: str,
-    *,
-    issues: list[ReadIssue] | None = None,
-    strict: bool = False,
-    max_line: int = MAX_LINE_BYTES,
-) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line_number, entry)`` from a JSONL stream, one line in memory at a time.
-
-    A last line that does not parse and has no newline (the process died mid-write) is tolerated
-    and reported in ``issues``. A bad line elsewhere (not JSON, not UTF-8, not an object, longer
-    than ``max_line``) raises :class:`SessionFormatError` naming file and line, unless ``strict``
-    is false and ``issues`` is given, in which case it is skipped and reported.
-
-    A file of format 1.2 (told from its root entry) is read as 1.1 entries
-    (:mod:`.upgrade`); older files and other formats' lines are yielded as they are.
-    """
-    lines = _json_lines(stream, path, issues, strict, max_line)
-    for first in lines:
-        yield first
-        if compact_version(first[1]):
-            yield from Upgrade(first[1]).lines(lines)
-        else:
-            yield from lines
-        return
+_UNDECIDED: Any = object()  # the file's version is told from its first entry
 
 
-def _json_lines(
-    stream: IO[bytes],
-    path: str,
+def _entries(
+    opened: AbstractContextManager[tuple[IO[bytes], str]],
     issues: list[ReadIssue] | None,
     strict: bool,
     max_line: int,
-) -> Iterator[tuple[int, dict[str, Any]]]:
-    """The JSON object of every line (see :func:`iter_lines`)."""
+    numbered: bool,
+) -> Iterator[Any]:
+    """The entries of a stream (``(line number, entry)`` pairs when ``numbered``), read as
+    :func:`iter_lines` says; the stream is opened by ``opened`` when the first is asked for."""
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
-    for number, raw, ended in raw_lines(stream, path, max_line):
-        if raw is not None:  # the common case first: a line that is a JSON object
-            try:
-                entry = loads(raw)
-            except decode_error:
-                entry = None
-            if type(entry) is dict:
-                yield number, entry
-                continue
-            if number == 1 and raw.startswith(_BOM):
-                raw = raw[len(_BOM) :]
-        entry = _parse(raw, path, number, issues, strict, torn_possible=not ended, max_line=max_line)
-        if entry is not None:
-            yield number, entry
+    upgrade: Upgrade | None = _UNDECIDED
+    with opened as (stream, path):
+        for base, lines, ended in _blocks(stream, path, max_line):
+            rest = iter(lines)
+            for raw in rest:
+                try:
+                    entry = loads(raw)  # type: ignore[arg-type]
+                except decode_error:
+                    entry = None
+                if type(entry) is not dict:  # a bad line (or blank, or with a BOM): rarely
+                    number = base + len(lines) - 1 - length_hint(rest)
+                    entry = _bad_line(raw, path, number, issues, strict, not ended, max_line)
+                    if entry is None:
+                        continue
+                if upgrade is not None:  # a 1.2 file read as 1.1 (see .upgrade)
+                    if upgrade is _UNDECIDED:
+                        upgrade = Upgrade(entry) if compact_version(entry) else None
+                    elif not upgrade.step(entry):
+                        upgrade = None
+                if numbered:
+                    yield base + len(lines) - 1 - length_hint(rest), entry
+                else:
+                    yield entry
 
 
-def _parse(
+def _bad_line(
     raw: bytes | None,
     path: str,
     number: int,
@@ -202,10 +204,17 @@ def _parse(
     torn_possible: bool,
     max_line: int,
 ) -> dict[str, Any] | None:
+    """A line that is not a JSON object as it stands: ``None`` for a blank line or a bad one
+    skipped (noted in ``issues``), the entry of a first line after its byte-order mark; else the
+    :class:`SessionFormatError` naming file and line."""
     torn = False
     if raw is None:
         reason = f"line longer than {max_line} bytes"
+    elif not raw or raw.isspace():
+        return None
     else:
+        if number == 1 and raw.startswith(_BOM):
+            raw = raw[len(_BOM) :]
         try:
             entry = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
@@ -220,6 +229,28 @@ def _parse(
             issues.append(ReadIssue(path, number, reason))
         return None
     raise SessionFormatError(path, number, reason)
+
+
+def iter_lines(
+    stream: IO[bytes],
+    path: str,
+    *,
+    issues: list[ReadIssue] | None = None,
+    strict: bool = False,
+    max_line: int = MAX_LINE_BYTES,
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, entry)`` from a JSONL stream, one line in memory at a time.
+
+    A last line that does not parse and has no newline (the process died mid-write) is tolerated
+    and reported in ``issues``. A bad line elsewhere (not JSON, not UTF-8, not an object, longer
+    than ``max_line``) raises :class:`SessionFormatError` naming file and line, unless ``strict``
+    is false and ``issues`` is given, in which case it is skipped and reported. Blank lines are
+    skipped; a byte-order mark before the first line is ignored.
+
+    A file of format 1.2 (told from its root entry) is read as 1.1 entries
+    (:mod:`.upgrade`); older files and other formats' lines are yielded as they are.
+    """
+    return _entries(nullcontext((stream, path)), issues, strict, max_line, True)
 
 
 def _not_json(exc: orjson.JSONDecodeError) -> str:
@@ -443,15 +474,14 @@ def open_events(path: str | os.PathLike[str]) -> Iterator[tuple[IO[bytes], str]]
 def iter_entries(
     path: str | os.PathLike[str], issues: list[ReadIssue] | None = None, *, strict: bool = False
 ) -> Iterator[dict[str, Any]]:
-    """Stream the entries of a session file or ZIP, one line in memory at a time.
+    """Stream the entries of a session file or ZIP, one line in memory at a time (the file is
+    opened when the first entry is asked for).
 
     A torn last line is skipped (and noted in ``issues``); any other bad line raises
     :class:`SessionFormatError` naming the file and line, unless ``issues`` is given and
     ``strict`` is false, then it is skipped and noted.
     """
-    with open_events(path) as (stream, name):
-        for _, entry in iter_lines(stream, name, issues=issues, strict=strict):
-            yield entry
+    return _entries(open_events(path), issues, strict, MAX_LINE_BYTES, False)
 
 
 def child_files(directory: Path, session_id: str, own: Path, tier: str) -> list[Path]:
@@ -469,6 +499,10 @@ def child_files(directory: Path, session_id: str, own: Path, tier: str) -> list[
 def iter_files(paths: list[Path], issues: list[ReadIssue] | None = None) -> Iterator[dict[str, Any]]:
     """The entries of several JSONL files in turn (a session file and its child files)."""
     for path in paths:
-        with open_regular(path) as stream:
-            for _, entry in iter_lines(stream, str(path), issues=[] if issues is None else issues):
-                yield entry
+        yield from _entries(_regular(path), [] if issues is None else issues, False, MAX_LINE_BYTES, False)
+
+
+@contextmanager
+def _regular(path: Path) -> Iterator[tuple[IO[bytes], str]]:
+    with open_regular(path) as stream:
+        yield stream, str(path)

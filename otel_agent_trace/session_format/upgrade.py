@@ -25,7 +25,6 @@ bounded by the spans running at once and one conversation, never by the file's l
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from .schema import (
@@ -104,22 +103,19 @@ class Upgrade:
         self.content = {}
         self.names = {}
 
-    def lines(self, lines: Iterator[tuple[int, dict[str, Any]]]) -> Iterator[tuple[int, dict[str, Any]]]:
-        """``(line number, entry)`` pairs with every entry as 1.1 has it. A root entry (a child
-        file's, in a ZIP's ``events.jsonl``) starts the state again, or ends the upgrade when its
-        file is not 1.2."""
-        kinds = self._kinds
-        for number, entry in lines:
-            handler = kinds.get(entry.get("type"))
-            if handler is not None:
-                handler(entry)
-            elif entry.get("type") in _ROOTS:
-                if not compact_version(entry):
-                    yield number, entry
-                    yield from lines
-                    return
-                self.reset(entry)
-            yield number, entry
+    def step(self, entry: dict[str, Any]) -> bool:
+        """Put back in ``entry`` (the file's next after its root) what 1.2 left out. A root entry
+        (a child file's, in a ZIP's ``events.jsonl``) starts the state again, or, when its file
+        is not 1.2, ends the upgrade: ``False``, and that entry and the rest are read as they are."""
+        kind = entry.get("type")
+        handler = self._kinds.get(kind)
+        if handler is not None:
+            handler(entry)
+        elif kind in _ROOTS:
+            if not compact_version(entry):
+                return False
+            self.reset(entry)
+        return True
 
     # --- spans -----------------------------------------------------------------------------------
 
