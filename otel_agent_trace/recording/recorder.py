@@ -59,7 +59,7 @@ class _Tier:
     """A writer plus the policy of what its tier keeps (``show``: a span's name and attributes as
     the tier keeps them, the policy's bound method, looked up once)."""
 
-    __slots__ = ("writer", "policy", "show", "snapshot", "content")
+    __slots__ = ("writer", "policy", "show", "snapshot", "content", "known", "system")
 
     def __init__(self, writer: TierWriter, policy: TierPolicy):
         self.writer = writer
@@ -70,6 +70,11 @@ class _Tier:
         self.snapshot: tuple[str, list[Any], dict[str, Any]] | None = None
         # The latest value of each carried content key in the file (fmt.CONTENT_CARRIED).
         self.content: dict[str, Any] = {}
+        # Message key (see _message_keys) → its message entry in this file: a message sent again
+        # costs a dict lookup. Cleared with the recorder's digests (SessionRecorder._forget).
+        self.known: dict[tuple[Any, ...], str] = {}
+        # The last snapshot's system prompt and how this tier showed it: (text, shown).
+        self.system: tuple[Any, Any] = (None, None)
 
 
 class SessionRecorder:
@@ -106,6 +111,10 @@ class SessionRecorder:
         self._live: dict[int, _LiveSpan] = {}
         self._trace_hex: dict[int, str] = {}  # trace id → hex, for the spans of traces in flight
         self._last_snapshot_entries = 0
+        # Message key → digest (see _message_keys), and the characters those keys hold (bounded).
+        self._digests: dict[tuple[Any, ...], str] = {}
+        self._digest_chars = 0
+        self._system_digest: tuple[str, str] | None = None  # (system prompt, its digest)
         self._lock = threading.RLock()
         self._started = False
         self._stopped = False
@@ -529,6 +538,11 @@ class SessionRecorder:
                 layer, span_hex = layer_of(attrs), f"{sid:016x}"
                 unchanged, shown = False, []
             kind = span.kind._name_
+            keys = (
+                {k: _message_keys(v) for k, v in content.items() if k in MESSAGE_KEYS and isinstance(v, list)}
+                if content
+                else None
+            )
             for index, tier in enumerate(tiers):
                 items = per_tier[index]
                 for event in events:
@@ -546,7 +560,9 @@ class SessionRecorder:
                         w.write_spans(items)
                         items = []
                     start_id = w.span_entry(sid) or w.span_entry(parent_sid) or w.root_id
-                    entry["content"] = self._content_fields(tier, start_id, trace_hex, span_hex, content)
+                    entry["content"] = self._content_fields(
+                        tier, start_id, trace_hex, span_hex, content, keys or {}
+                    )
                 items.append((entry, sid, True, parent_sid))
                 w.write_spans(items)
 
@@ -716,34 +732,107 @@ class SessionRecorder:
         self.flush()  # what is queued happened before this message: it goes first
         message = {"role": role, "content": content, **extra}
         sid = span.get_span_context().span_id if span is not None else None
-        ids = [self._message_entry(t, message, self._span_entry(t.writer, sid), sid) for t in self.tiers]
+        key = tuple(message.items())
+        with self._lock:
+            ids = [
+                self._message_entry(t, message, self._span_entry(t.writer, sid), sid, key) for t in self.tiers
+            ]
         return ids[0] if ids else None
 
-    def _message_entry(self, tier: _Tier, message: Any, parent_id: str, span_id: int | None) -> str | None:
-        if not isinstance(message, dict):
-            message = {"role": "unknown", "content": message}
+    def _message_ids(
+        self, tier: _Tier, messages: list[Any], keys: list[Any], parent_id: str, span_id: int | None
+    ) -> list[str | None]:
+        """The message entries of ``messages`` in one file (``keys``: their :func:`_message_keys`),
+        written for those it does not hold yet. The caller holds the lock. A message this file
+        already holds, as plain text (the common case), costs a dict lookup in C: no hashing, so
+        a call's cost does not grow with the conversation."""
+        known = tier.known
+        try:
+            ids = list(map(known.get, keys))
+        except TypeError:  # a message holding a list or dict (tool calls, content parts): unhashable
+            ids = [_get_known(known, key) for key in keys]
+        if None in ids:
+            for index, found in enumerate(ids):
+                if found is None:
+                    ids[index] = self._message_entry(tier, messages[index], parent_id, span_id, keys[index])
+        return ids
+
+    def _digest_of(self, message: dict[str, Any], key: Any) -> tuple[str, bool]:
+        """The SHA-256 of a message's canonical JSON, and whether it is remembered by its key.
+        Remembered when the key stands for the message exactly (every key a ``str``, every value
+        a ``str`` or ``None``: two such keys are equal exactly when the messages' canonical JSON
+        is). A message changed in place has another key, so it is hashed again; anything else
+        (a list or dict in it) is hashed each time."""
+        if key is not None:
+            try:
+                found = self._digests.get(key)
+            except TypeError:  # unhashable: holds a list or dict
+                return fmt.content_sha256(message), False
+            if found is not None:
+                return found, True
         digest = fmt.content_sha256(message)
+        chars = _plain_chars(key) if key is not None else -1
+        if chars < 0:
+            return digest, False
+        if len(self._digests) >= _KNOWN_MESSAGES or self._digest_chars + chars > _KNOWN_CHARS:
+            self._forget()
+        self._digests[key] = digest
+        self._digest_chars += chars
+        return digest, True
+
+    def _system_sha256(self, text: Any) -> str:
+        """The SHA-256 of a system prompt (the last one's remembered: most calls resend it)."""
+        last = self._system_digest
+        if last is not None and (last[0] is text or (type(text) is str and last[0] == text)):
+            return last[1]
+        digest = fmt.content_sha256(text)
+        if type(text) is str:
+            self._system_digest = (text, digest)
+        return digest
+
+    def _forget(self) -> None:
+        """Drop the remembered message digests and entries (bounded memory: the keys hold the
+        messages' text alive)."""
+        self._digests.clear()
+        self._digest_chars = 0
+        for tier in self.tiers:
+            tier.known.clear()
+
+    def _message_entry(
+        self, tier: _Tier, message: Any, parent_id: str, span_id: int | None, key: Any = None
+    ) -> str | None:
+        if not isinstance(message, dict):
+            message, key = {"role": "unknown", "content": message}, None
+        digest, remembered = self._digest_of(message, key)
         w = tier.writer
         found = w.message_entry(digest)
-        if found is not None:
-            return found
-        fields = {"type": fmt.MESSAGE, "layer": fmt.LAYER_AGENT, "ts": self._clock(), "digest": digest}
-        if span_id is not None and w.live_entry(span_id) != parent_id:  # else: its parent's span
-            fields["span_id"] = f"{span_id:016x}"
-        fields.update(tier.policy.message(message, fmt.content_sha256(message.get("content"))))
-        if tier is self.tiers[0]:  # counted once, however many tiers are written
-            self.counts["messages"] += 1
-        return w.write(parent_id, fields, message=digest)
+        if found is None:
+            fields = {"type": fmt.MESSAGE, "layer": fmt.LAYER_AGENT, "ts": self._clock(), "digest": digest}
+            if span_id is not None and w.live_entry(span_id) != parent_id:  # else: its parent's span
+                fields["span_id"] = f"{span_id:016x}"
+            fields.update(tier.policy.message(message, fmt.content_sha256(message.get("content"))))
+            if tier is self.tiers[0]:  # counted once, however many tiers are written
+                self.counts["messages"] += 1
+            found = w.write(parent_id, fields, message=digest)
+        if found is not None and remembered:
+            tier.known[key] = found
+        return found
 
     def _content_fields(
-        self, tier: _Tier, parent_id: str, trace_hex: str, span_hex: str, content: dict[str, Any]
+        self,
+        tier: _Tier,
+        parent_id: str,
+        trace_hex: str,
+        span_hex: str,
+        content: dict[str, Any],
+        keys: dict[str, list[Any]],
     ) -> dict[str, Any]:
         out: dict[str, Any] = {}
         same: list[str] = []
         sid = int(span_hex, 16)
         for key, value in content.items():
-            if key in MESSAGE_KEYS and isinstance(value, list):
-                ids = [self._message_entry(tier, m, parent_id, sid) for m in value]
+            if key in keys:  # a list of messages (MESSAGE_KEYS)
+                ids = self._message_ids(tier, value, keys[key], parent_id, sid)
                 out[key[:-1] + "_ids"] = _by_reference(tier.snapshot, ids)
                 continue
             shown = tier.policy.content_value(key, value)
@@ -787,18 +876,26 @@ class SessionRecorder:
             sid = span.get_span_context().span_id if span is not None else None
             parent_sid = getattr(getattr(span, "parent", None), "span_id", None)
             now = self._clock()
+            messages = messages or []
+            keys = _message_keys(messages)
+            system_sha = self._system_sha256(system_prompt) if system_prompt else None
             for tier in self.tiers:
                 w = tier.writer
                 if kept:  # its start is still queued: under its parent span's entry
                     parent = w.span_entry(parent_sid) or w.root_id
                 else:
                     parent = self._span_entry(w, sid)
-                message_ids = [self._message_entry(tier, m, parent, sid) for m in (messages or [])]
+                message_ids = self._message_ids(tier, messages, keys, parent, sid)
+                last_system, shown_system = tier.system
+                if type(system_prompt) is not str or system_prompt != last_system:
+                    # (the same text as the last snapshot's is shown as it was: not hashed again)
+                    shown_system = tier.policy.content_value("system_prompt", system_prompt)
+                    tier.system = (system_prompt, shown_system)
                 carried: dict[str, Any] = {
                     "description": tier.policy.text(description or ""),
                     "auto": auto,
-                    "system_prompt": tier.policy.content_value("system_prompt", system_prompt),
-                    "system_prompt_sha256": fmt.content_sha256(system_prompt) if system_prompt else None,
+                    "system_prompt": shown_system,
+                    "system_prompt_sha256": system_sha,
                     "last_query": tier.policy.content_value("last_query", last_query),
                     "last_result": tier.policy.content_value("last_result", last_result),
                     "model_info": tier.policy.value(model_info or {}),
@@ -833,6 +930,42 @@ class SessionRecorder:
                 if written is not None:
                     tier.snapshot = (written, message_ids, carried)
             return snapshot_id
+
+
+# Remembered message digests (SessionRecorder._digest_of): at most this many, holding at most this
+# many characters of message text alive; past either, all are forgotten (and hashed again once).
+_KNOWN_MESSAGES = 16_384
+_KNOWN_CHARS = 32 * 1024 * 1024
+
+
+def _message_keys(messages: list[Any]) -> list[Any]:
+    """Each message's key: its items as a tuple (``None`` for a message that is not a dict). Built
+    in C for a list of dicts; hashable when the message holds no list or dict."""
+    try:
+        return list(map(tuple, map(dict.items, messages)))
+    except TypeError:  # not all dicts
+        return [tuple(m.items()) if isinstance(m, dict) else None for m in messages]
+
+
+def _get_known(known: dict[tuple[Any, ...], str], key: Any) -> str | None:
+    try:
+        return known.get(key)
+    except TypeError:  # unhashable
+        return None
+
+
+def _plain_chars(key: tuple[Any, ...]) -> int:
+    """The characters of a message key whose keys are all ``str`` and values all ``str`` or
+    ``None`` (a key that stands for its message's canonical JSON exactly); -1 for any other."""
+    chars = 0
+    for name, value in key:
+        if type(name) is not str:
+            return -1
+        if type(value) is str:
+            chars += len(value)
+        elif value is not None:
+            return -1
+    return chars
 
 
 # Lists of message ids shorter than this are written whole (a reference costs about as much as
