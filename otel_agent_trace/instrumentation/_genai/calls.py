@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import weakref
 from collections.abc import Callable
 from typing import Any
+
+import wrapt
 
 from otel_agent_trace._internal.guard import internal_error
 from otel_agent_trace.instrumentation._genai import model_call as mc
@@ -17,11 +21,14 @@ class CallSpec:
     Subclasses implement ``request`` (model, span attributes, stream flag), ``input``
     (messages, system, tool definitions), ``result`` (a :class:`ModelResult` from a response)
     and ``accumulator`` (an object with ``observe(item)`` / ``result()`` for streams).
+    ``raw_types`` are the SDK's raw responses (``with_raw_response`` / ``with_streaming_response``
+    hand them back instead of the response): the call is read from what their ``parse()`` returns.
     """
 
     provider = ""
     operation = "chat"
     to_semconv: Callable[[list[Any]], list[dict[str, Any]]] | None = None
+    raw_types: tuple[type, ...] = ()
 
     def request(self, kwargs: dict[str, Any]) -> tuple[str | None, dict[str, Any], bool]:
         raise NotImplementedError
@@ -58,6 +65,8 @@ class CallSpec:
     def finish(self, call: mc.ModelCall, response: Any, *, is_async: bool) -> Any:
         """The value to hand back: the response itself, or a stream proxy around it."""
         try:
+            if self.raw_types and isinstance(response, self.raw_types):
+                return RawResponseProxy(response, self, call, is_async)
             if self.is_stream(response):
                 proxy = AsyncStreamProxy if is_async else StreamProxy
                 return proxy(response, call, self.accumulator())
@@ -67,6 +76,89 @@ class CallSpec:
                 call.finish(mc.ModelResult())
             internal_error("finishing a model call", exc)
         return response
+
+
+def _unparsed(call: mc.ModelCall) -> None:
+    """A raw response closed or collected before ``parse()``: the call ends with no result."""
+    if not call.ended:
+        call.finish(mc.ModelResult())
+
+
+class RawResponseProxy(wrapt.ObjectProxy):
+    """The SDK's raw response, unchanged in behaviour: its ``parse()`` value (the response, or
+    the stream, proxied as ``create``'s would be) finishes the call as ``create``'s does; an error
+    there fails it. Closed (the ``with_streaming_response`` context manager's exit) or collected
+    before that, the call ends with no result; closed while its stream is read, the stream's span
+    ends with what was received (abandoned)."""
+
+    def __init__(self, wrapped: Any, spec: CallSpec, call: mc.ModelCall, is_async: bool):
+        super().__init__(wrapped)
+        self._self_spec = spec
+        self._self_call = call
+        self._self_async = is_async
+        self._self_handed: tuple[Any, Any] | None = None  # (what parse() returned, what we gave)
+        self._self_finalizer = weakref.finalize(self, _unparsed, call)
+
+    def parse(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("to") is not None:  # another type than the API's: nothing we can read
+            return self.__wrapped__.parse(*args, **kwargs)
+        try:
+            parsed = self.__wrapped__.parse(*args, **kwargs)
+        except BaseException as exc:
+            self._self_fail(exc)
+            raise
+        if asyncio.iscoroutine(parsed):  # ``AsyncAPIResponse.parse``
+            return self._self_aparse(parsed)
+        return self._self_hand(parsed)
+
+    async def _self_aparse(self, parsing: Any) -> Any:
+        try:
+            parsed = await parsing
+        except BaseException as exc:
+            self._self_fail(exc)
+            raise
+        return self._self_hand(parsed)
+
+    def _self_hand(self, parsed: Any) -> Any:
+        handed = self._self_handed
+        if handed is not None and handed[0] is parsed:  # the SDK caches what it parsed
+            return handed[1]
+        if self._self_call.ended:
+            return parsed
+        self._self_finalizer.detach()
+        value = self._self_spec.finish(self._self_call, parsed, is_async=self._self_async)
+        self._self_handed = (parsed, value)
+        return value
+
+    def _self_fail(self, exc: BaseException) -> None:
+        self._self_finalizer.detach()
+        self._self_call.fail(exc)
+
+    def _self_closed(self) -> None:
+        self._self_finalizer.detach()
+        handed = self._self_handed
+        end = getattr(handed[1], "_self_end", None) if handed is not None else None
+        if end is not None:  # a stream proxy: it ends with what was read (once)
+            end()
+        else:
+            _unparsed(self._self_call)
+
+    def close(self) -> Any:
+        try:
+            closing = self.__wrapped__.close()
+        except BaseException:
+            self._self_closed()
+            raise
+        if asyncio.iscoroutine(closing):  # ``AsyncAPIResponse.close``
+            return self._self_aclose(closing)
+        self._self_closed()
+        return closing
+
+    async def _self_aclose(self, closing: Any) -> Any:
+        try:
+            return await closing
+        finally:
+            self._self_closed()
 
 
 def sync_wrapper(spec: CallSpec, patches: Patches | None = None) -> Callable[..., Any]:

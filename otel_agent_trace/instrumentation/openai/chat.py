@@ -14,6 +14,7 @@ from otel_agent_trace.instrumentation._genai.params import (
     request_params,
     stream_flag,
 )
+from otel_agent_trace.instrumentation.openai.responses import raw_response_types
 from otel_agent_trace.session_format.messages import openai_chat_to_semconv as to_semconv
 
 PROVIDER = "openai"
@@ -49,8 +50,9 @@ class ChatSpec(CallSpec):
     operation = semconv.OP_CHAT
     to_semconv = staticmethod(to_semconv)
 
-    def __init__(self, stream_types: tuple[type, ...]):
+    def __init__(self, stream_types: tuple[type, ...], raw_types: tuple[type, ...] | None = None):
         self.stream_types = stream_types
+        self.raw_types = raw_response_types() if raw_types is None else raw_types
 
     def request(self, kwargs: dict[str, Any]) -> tuple[str | None, dict[str, Any], bool]:
         return model_of(kwargs), request_params(kwargs), stream_flag(kwargs)
@@ -68,7 +70,7 @@ class ChatSpec(CallSpec):
     def result(self, response: Any, content: bool = True) -> ModelResult:
         result = ModelResult()
         choices = getattr(response, "choices", None)
-        if choices is None:  # e.g. a raw response object: nothing we can read
+        if choices is None:  # not a completion (e.g. ``parse(to=...)`` of a raw response)
             return result
         result.response_model = getattr(response, "model", None)
         result.response_id = getattr(response, "id", None)

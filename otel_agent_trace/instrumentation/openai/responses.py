@@ -19,6 +19,22 @@ PROVIDER = "openai"
 _FINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
 
 
+def raw_response_types() -> tuple[type, ...]:
+    """The client's raw responses: ``with_streaming_response`` hands back an ``APIResponse`` /
+    ``AsyncAPIResponse`` (the OpenAI Agents SDK streams through it), ``with_raw_response`` a
+    ``LegacyAPIResponse`` (LangChain's ``ChatOpenAI`` calls through it)."""
+    import openai
+
+    types: list[type] = [openai.APIResponse, openai.AsyncAPIResponse]
+    try:
+        from openai._legacy_response import LegacyAPIResponse
+    except ImportError:  # a future client without it
+        pass
+    else:
+        types.append(LegacyAPIResponse)
+    return tuple(types)
+
+
 def _usage(result: ModelResult, usage: Any) -> None:
     if usage is None:
         return
@@ -62,8 +78,9 @@ class ResponsesSpec(CallSpec):
     operation = semconv.OP_CHAT
     to_semconv = staticmethod(to_semconv)
 
-    def __init__(self, stream_types: tuple[type, ...]):
+    def __init__(self, stream_types: tuple[type, ...], raw_types: tuple[type, ...] | None = None):
         self.stream_types = stream_types
+        self.raw_types = raw_response_types() if raw_types is None else raw_types
 
     def request(self, kwargs: dict[str, Any]) -> tuple[str | None, dict[str, Any], bool]:
         return model_of(kwargs), request_params(kwargs), stream_flag(kwargs)
