@@ -18,6 +18,7 @@ import zlib
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
+from io import BytesIO
 from operator import length_hint
 from pathlib import Path
 from typing import IO, Any
@@ -70,11 +71,12 @@ class ReadIssue:
 
 def _blocks(stream: IO[bytes], path: str, max_line: int) -> Iterator[tuple[int, list[bytes | None], bool]]:
     """``(number, lines, ended)`` for the lines of the stream a chunk at a time: ``lines`` are the
-    text of lines ``number``, ``number + 1``, ... without their newline (``None`` for a line over
-    ``max_line``, whose bytes are dropped as they are read), ``ended`` whether the last of them had
-    a newline (only the file's last line may not).
+    text of lines ``number``, ``number + 1``, ... (with or without their newline; ``None`` for a
+    line over ``max_line``, whose bytes are dropped as they are read), ``ended`` whether the last
+    of them had a newline (only the file's last line may not).
 
-    A chunk's complete lines are split in one call; the start of a line the chunk does not end is
+    A chunk's complete lines are split in one call (``BytesIO.readlines``: ``bytes.split`` looks
+    at every byte, several times slower); the start of a line the chunk does not end is
     kept (in pieces, so a long line is copied once) until a later chunk ends it. A chunk with
     blank lines gives its other lines one at a time, numbered; one that is mostly newlines is
     walked run by run (one regular-expression step per run of blank lines).
@@ -95,32 +97,33 @@ def _blocks(stream: IO[bytes], path: str, max_line: int) -> Iterator[tuple[int, 
             number += 1
             dropping = False
             chunk = chunk[newline + 1 :]
-        lines: list[Any] = chunk.split(b"\n")
-        if len(lines) == 1:  # no newline: the line goes on
-            if chunk:
-                pieces.append(chunk)
-                pending += len(chunk)
+        if not chunk:
+            continue
+        lines: list[Any] = BytesIO(chunk).readlines()  # memchr from newline to newline
+        tail = lines.pop() if lines[-1][-1:] != b"\n" else b""
+        if not lines:  # no newline: the line goes on
+            pieces.append(tail)
+            pending += len(tail)
             if pending > max_line:
                 pieces, pending, dropping = [], 0, True
             continue
-        tail = lines.pop()
         if pieces:
             pieces.append(lines[0])
             lines[0] = b"".join(pieces)
-        if max_line < len(chunk) + pending:  # a line may be over the cap
-            lines = [raw if len(raw) <= max_line else None for raw in lines]
+        if max_line < len(chunk) + pending:  # a line may be over the cap (counted with its newline)
+            lines = [raw if len(raw) <= max_line + 1 else None for raw in lines]
         pieces, pending = ([tail], len(tail)) if tail else ([], 0)
-        if all(lines):  # the common case: no blank line
-            yield number, lines, True
-        elif len(lines) * 8 > len(chunk):  # mostly blank lines
-            if lines[0] != b"":
+        if len(lines) * 8 > len(chunk):  # mostly blank lines (or very short ones)
+            if lines[0] != b"\n":
                 yield number, lines[:1], True
             first, last = chunk.find(b"\n"), chunk.rfind(b"\n")
             for line_number, raw in _sparse_lines(chunk[first + 1 : last], number + 1):
                 yield line_number, [raw if len(raw) <= max_line else None], True
+        elif b"\n" not in lines:  # the common case: no blank line (a line of white space is rare)
+            yield number, lines, True
         else:
             for line_number, raw in enumerate(lines, number):
-                if raw != b"":
+                if raw is None or not raw.isspace():
                     yield line_number, [raw], True
         number += len(lines)
     if dropping:
@@ -213,6 +216,8 @@ def _bad_line(
     elif not raw or raw.isspace():
         return None
     else:
+        if raw[-1:] == b"\n":
+            raw = raw[:-1]
         if number == 1 and raw.startswith(_BOM):
             raw = raw[len(_BOM) :]
         try:
