@@ -12,6 +12,7 @@ starts a model replay asked for by ``AGENT_TRACE_MODEL_REPLAY`` (:mod:`._exchang
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Collection
 from typing import Any
 
@@ -19,8 +20,20 @@ from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
 from wrapt import register_post_import_hook
 
 from .. import sockets
-from . import _exchange, _span
+from . import _span
 from ._clients import CLIENTS
+
+_EXCHANGE_TRANSPORTS = ("httpx", "httpx2")  # the clients whose exchanges model replay keeps
+_keep_exchanges = False
+
+
+def _keep_exchanges_of(module: Any) -> None:
+    """A post-import hook of ``httpx`` / ``httpx2``: the exchange recorder is imported only for a
+    program that uses them (most child processes never do)."""
+    if _keep_exchanges:
+        from . import _exchange
+
+        _exchange.install("instrumentor")  # wraps the transport of each one imported, now or later
 
 
 def _wrap_client(module: Any) -> None:
@@ -45,7 +58,10 @@ class HTTPInstrumentor(BaseInstrumentor):
             # Now if already imported, else when it is (absent clients: never).
             register_post_import_hook(_wrap_client, module_name)
         sockets.install()
-        _exchange.install("instrumentor")
+        global _keep_exchanges
+        _keep_exchanges = True
+        for module_name in _EXCHANGE_TRANSPORTS:
+            register_post_import_hook(_keep_exchanges_of, module_name)
         from otel_agent_trace.settings import get_settings
 
         if get_settings().model_replay is not None:
@@ -54,7 +70,11 @@ class HTTPInstrumentor(BaseInstrumentor):
             start_from_settings()
 
     def _uninstrument(self, **kwargs: Any) -> None:
-        _exchange.uninstall("instrumentor")
+        global _keep_exchanges
+        _keep_exchanges = False
+        exchange = sys.modules.get(f"{__name__}._exchange")
+        if exchange is not None:
+            exchange.uninstall("instrumentor")
         sockets.uninstall()
         _span.PATCHES.stop()
 

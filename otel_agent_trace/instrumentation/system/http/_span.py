@@ -10,8 +10,9 @@ tier and the OTLP stream redact it, the checkpoint tier keeps it whole.
 from __future__ import annotations
 
 import os
+import sys
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from opentelemetry import context as otel_context
@@ -21,13 +22,18 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from otel_agent_trace._internal import sink
 from otel_agent_trace._internal.guard import internal_error
-from otel_agent_trace.instrumentation._genai.http_facts import MODEL_SPAN, ModelRequest
 from otel_agent_trace.instrumentation._patching import Patches
 
 from .. import _names as n
 from .._common import recorder
 
+if TYPE_CHECKING:
+    from otel_agent_trace.instrumentation._genai.http_facts import ModelRequest
+
 IN_HTTP: ContextVar[bool] = ContextVar("otel_agent_trace_in_http", default=False)
+# Loaded by our model calls (``_genai/model_call.py``): until one ran, no model span of ours can be
+# current, and a process that makes no model call (most child processes) never imports it.
+_HTTP_FACTS = "otel_agent_trace.instrumentation._genai.http_facts"
 PATCHES = Patches("agent_trace_http")  # the patches, switch and tracer of agent_trace_http
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 _KNOWN_METHODS = frozenset(
@@ -103,9 +109,10 @@ def begin(method: Any, url: Any, *, current: bool = True) -> Call | ModelRequest
         text = url if isinstance(url, str) else str(url)
         if _exporter_urls and text.startswith(_exporter_urls):
             return None
-        model_span = MODEL_SPAN.get()
+        facts = sys.modules.get(_HTTP_FACTS)
+        model_span = facts.MODEL_SPAN.get() if facts is not None else None
         if model_span is not None:
-            return ModelRequest(model_span, text, IN_HTTP, current)
+            return facts.ModelRequest(model_span, text, IN_HTTP, current)
         verb = (method.decode() if isinstance(method, bytes) else str(method or "GET")).upper()
         span = PATCHES.tracer().start_span(
             verb if verb in _KNOWN_METHODS else "HTTP",
