@@ -158,3 +158,31 @@ def test_content_on_span_uses_semconv_parts(anthropic_client, llm, memory_export
     ]
     (event,) = [e for e in span.events if e.name == "gen_ai.client.inference.operation.details"]
     assert event.attributes["gen_ai.output.messages"] == span.attributes["gen_ai.output.messages"]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+@pytest.mark.parametrize("path", ["with_raw_response", "with_streaming_response"])
+def test_raw_response_calls_have_the_response_facts(anthropic_client, memory_exporter, path, stream):
+    """``messages.with_raw_response.create`` / ``with_streaming_response.create``: the span ends
+    when the parsed message (or stream) does, with the facts of a plain ``create``."""
+    kwargs = {"model": MODEL, "max_tokens": 10, "messages": USER, "stream": stream}
+    if path == "with_raw_response":
+        parsed = anthropic_client.messages.with_raw_response.create(**kwargs).parse()
+        if stream:
+            assert [e.type for e in parsed][-1] == "message_stop"
+    else:
+        with anthropic_client.messages.with_streaming_response.create(**kwargs) as raw:
+            parsed = raw.parse()
+            if stream:  # read while the response is open
+                assert [e.type for e in parsed][-1] == "message_stop"
+    span = _one(memory_exporter)
+    assert span.attributes["gen_ai.response.id"] == ("msg_01Strm" if stream else "msg_01Text")
+    assert span.attributes["gen_ai.response.model"] and span.attributes["gen_ai.usage.output_tokens"] > 0
+
+
+async def test_async_raw_response_call_has_the_response_facts(async_anthropic_client, memory_exporter):
+    raw = await async_anthropic_client.messages.with_raw_response.create(
+        model=MODEL, max_tokens=10, messages=USER
+    )
+    assert (await raw.parse()).id == "msg_01Text"
+    assert _one(memory_exporter).attributes["gen_ai.response.id"] == "msg_01Text"

@@ -55,6 +55,18 @@ def read_message(message: Any, content_wanted: bool = True) -> ModelResult:
     return result
 
 
+def raw_response_types() -> tuple[type, ...]:
+    """The client's raw responses (``with_raw_response`` / ``with_streaming_response``): their
+    ``parse()`` gives the message or the stream that ``create`` would have returned."""
+    import anthropic
+
+    return tuple(
+        t
+        for t in (getattr(anthropic, "APIResponse", None), getattr(anthropic, "AsyncAPIResponse", None))
+        if t
+    )
+
+
 class MessagesSpec(CallSpec):
     provider = PROVIDER
     operation = semconv.OP_CHAT
@@ -62,6 +74,7 @@ class MessagesSpec(CallSpec):
 
     def __init__(self, stream_types: tuple[type, ...]):
         self.stream_types = stream_types
+        self.raw_types = raw_response_types()
 
     def request(self, kwargs: dict[str, Any]) -> tuple[str | None, dict[str, Any], bool]:
         return model_of(kwargs), request_params(kwargs), stream_flag(kwargs)
