@@ -69,7 +69,9 @@ class ReadIssue:
 # a line continued from the previous chunk, a line longer than the cap, blank lines, the last line.
 
 
-def _blocks(stream: IO[bytes], path: str, max_line: int) -> Iterator[tuple[int, list[bytes | None], bool]]:
+def _blocks(
+    stream: IO[bytes], path: str, max_line: int, careful: list[bool]
+) -> Iterator[tuple[int, list[bytes | None], bool]]:
     """``(number, lines, ended)`` for the lines of the stream a chunk at a time: ``lines`` are the
     text of lines ``number``, ``number + 1``, ... (with or without their newline; ``None`` for a
     line over ``max_line``, whose bytes are dropped as they are read), ``ended`` whether the last
@@ -79,7 +81,9 @@ def _blocks(stream: IO[bytes], path: str, max_line: int) -> Iterator[tuple[int, 
     at every byte, several times slower); the start of a line the chunk does not end is
     kept (in pieces, so a long line is copied once) until a later chunk ends it. A chunk with
     blank lines gives its other lines one at a time, numbered; one that is mostly newlines is
-    walked run by run (one regular-expression step per run of blank lines).
+    walked run by run (one regular-expression step per run of blank lines). Once ``careful[0]``
+    is set (the file has many lines of white space, each a failed parse), every chunk is given a
+    line at a time without them.
     """
     pieces: list[bytes] = []  # the start of a line not yet ended
     pending = 0  # its length
@@ -119,7 +123,7 @@ def _blocks(stream: IO[bytes], path: str, max_line: int) -> Iterator[tuple[int, 
             first, last = chunk.find(b"\n"), chunk.rfind(b"\n")
             for line_number, raw in _sparse_lines(chunk[first + 1 : last], number + 1):
                 yield line_number, [raw if len(raw) <= max_line else None], True
-        elif b"\n" not in lines:  # the common case: no blank line (a line of white space is rare)
+        elif b"\n" not in lines and not careful[0]:  # the common case: no blank line
             yield number, lines, True
         else:
             for line_number, raw in enumerate(lines, number):
@@ -160,6 +164,7 @@ def _read(stream: IO[bytes], path: str, line: int) -> bytes:
         raise SessionFormatError(path, line, f"corrupt compressed data ({exc})") from None
 
 
+_BLANKS_PARSED = 64  # lines of white space found by a failed parse before they are looked for
 _UNDECIDED: Any = object()  # the file's version is told from its first entry
 
 
@@ -174,8 +179,9 @@ def _entries(
     :func:`iter_lines` says; the stream is opened by ``opened`` when the first is asked for."""
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
     upgrade: Upgrade | None = _UNDECIDED
+    careful, blanks = [False], 0
     with opened as (stream, path):
-        for base, lines, ended in _blocks(stream, path, max_line):
+        for base, lines, ended in _blocks(stream, path, max_line, careful):
             rest = iter(lines)
             for raw in rest:
                 try:
@@ -183,6 +189,10 @@ def _entries(
                 except decode_error:
                     entry = None
                 if type(entry) is not dict:  # a bad line (or blank, or with a BOM): rarely
+                    if raw is not None and raw.isspace():
+                        blanks += 1  # (a failed parse each: after a few, they are left out first)
+                        careful[0] = blanks > _BLANKS_PARSED
+                        continue
                     number = base + len(lines) - 1 - length_hint(rest)
                     entry = _bad_line(raw, path, number, issues, strict, not ended, max_line)
                     if entry is None:

@@ -141,3 +141,21 @@ def test_a_format_1_2_file_is_upgraded_whatever_chunk_its_lines_fall_in(tmp_path
     assert all(e["span_id"] == "a" * 16 for e in entries[2:])
     numbered = _read(path)
     assert [n for n, _ in numbered] == list(range(1, 401)) and [e for _, e in numbered] == entries
+
+
+def test_many_lines_of_white_space_are_skipped_and_later_lines_keep_their_numbers(tmp_path: Path):
+    rng = random.Random(17)
+    lines = []
+    for n in range(3_000):
+        lines.append(_line(rng, n, rng.randrange(10, 200)))
+        lines.extend([b"   \r", b"\t "][: rng.randrange(0, 3)])  # each a failed parse, at first
+    lines.insert(len(lines) - 5, b'{"id": "cut')
+    data = b"\n".join(lines) + b"\n"
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(data)
+    issues: list[fmt.ReadIssue] = []
+    got = _read(path, issues=issues)
+    assert [i.line for i in issues] == [len(lines) - 5]
+    assert got == [
+        (n, orjson.loads(line)) for n, line in enumerate(lines, 1) if n != len(lines) - 5 and line.strip()
+    ]
