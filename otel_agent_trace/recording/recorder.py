@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import operator
 import os
 import threading
 import time
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from otel_agent_trace import semconv
 from otel_agent_trace import session_format as fmt
@@ -59,7 +62,7 @@ class _Tier:
     """A writer plus the policy of what its tier keeps (``show``: a span's name and attributes as
     the tier keeps them, the policy's bound method, looked up once)."""
 
-    __slots__ = ("writer", "policy", "show", "snapshot", "content", "known", "system")
+    __slots__ = ("writer", "policy", "show", "snapshot", "content", "known", "snapshot_raw", "content_raw")
 
     def __init__(self, writer: TierWriter, policy: TierPolicy):
         self.writer = writer
@@ -68,13 +71,16 @@ class _Tier:
         # The file's latest snapshot: (entry id, message ids, carried fields), for the next
         # snapshot and message-id lists written by reference to it.
         self.snapshot: tuple[str, list[Any], dict[str, Any]] | None = None
-        # The latest value of each carried content key in the file (fmt.CONTENT_CARRIED).
+        # The latest value of each carried content key in the file (fmt.CONTENT_CARRIED), as
+        # written (see _frozen).
         self.content: dict[str, Any] = {}
         # Message key (see _message_keys) → its message entry in this file: a message sent again
         # costs a dict lookup. Cleared with the recorder's digests (SessionRecorder._forget).
         self.known: dict[tuple[Any, ...], str] = {}
-        # The last snapshot's system prompt and how this tier showed it: (text, shown).
-        self.system: tuple[Any, Any] = (None, None)
+        # What the fields of the latest snapshot, and the carried content keys, were before this
+        # tier showed them (see _frozen): one that is as it was is not shown (redacted, hashed) again.
+        self.snapshot_raw: dict[str, Any] = {}
+        self.content_raw: dict[str, Any] = {}
 
 
 class SessionRecorder:
@@ -115,6 +121,9 @@ class SessionRecorder:
         self._digests: dict[tuple[Any, ...], str] = {}
         self._digest_chars = 0
         self._system_digest: tuple[str, str] | None = None  # (system prompt, its digest)
+        # The messages of the latest automatic snapshot and their keys, for its span's end:
+        # (span id, messages, keys).
+        self._snapshot_keys: tuple[int, list[Any], list[Any]] | None = None
         self._lock = threading.RLock()
         self._started = False
         self._stopped = False
@@ -538,11 +547,7 @@ class SessionRecorder:
                 layer, span_hex = layer_of(attrs), f"{sid:016x}"
                 unchanged, shown = False, []
             kind = span.kind._name_
-            keys = (
-                {k: _message_keys(v) for k, v in content.items() if k in MESSAGE_KEYS and isinstance(v, list)}
-                if content
-                else None
-            )
+            keys = self._content_keys(sid, content) if content else None
             for index, tier in enumerate(tiers):
                 items = per_tier[index]
                 for event in events:
@@ -780,6 +785,28 @@ class SessionRecorder:
         self._digest_chars += chars
         return digest, True
 
+    def _content_keys(self, sid: int, content: dict[str, Any]) -> dict[str, list[Any]]:
+        """The keys of a span's message lists (MESSAGE_KEYS). A model call's automatic snapshot,
+        written just before its end, took them already (its messages: the input then the output,
+        the same objects): those are reused, not built again."""
+        taken = self._snapshot_keys
+        self._snapshot_keys = None
+        out: dict[str, list[Any]] = {}
+        for key, value in content.items():
+            if key not in MESSAGE_KEYS or not isinstance(value, list):
+                continue
+            if taken is not None and taken[0] == sid and len(value) <= len(taken[1]):
+                messages, keys = taken[1], taken[2]
+                if all(map(operator.is_, value, messages)):  # the snapshot's first messages
+                    out[key] = keys[: len(value)]
+                    continue
+                start = len(messages) - len(value)
+                if all(map(operator.is_, value, messages[start:])):  # its last ones
+                    out[key] = keys[start:]
+                    continue
+            out[key] = _message_keys(value)
+        return out
+
     def _system_sha256(self, text: Any) -> str:
         """The SHA-256 of a system prompt (the last one's remembered: most calls resend it)."""
         last = self._system_digest
@@ -835,13 +862,21 @@ class SessionRecorder:
                 ids = self._message_ids(tier, value, keys[key], parent_id, sid)
                 out[key[:-1] + "_ids"] = _by_reference(tier.snapshot, ids)
                 continue
-            shown = tier.policy.content_value(key, value)
             if key in fmt.CONTENT_CARRIED:  # a model call's system prompt, tool definitions
-                last = tier.content.get(key, tier)
-                if last is not tier and (last is shown or last == shown):
+                frozen = _frozen(value)
+                if frozen is not None and tier.content_raw.get(key) == frozen:
+                    same.append(key)  # as the last model call's, before it was shown: not repeated
+                    continue
+                shown = tier.policy.content_value(key, value)
+                tier.content_raw[key] = frozen
+                # As shown now, not the shown object: that may be the agent's, changed in place since.
+                said = _frozen(shown)
+                if said is not None and tier.content.get(key) == said:
                     same.append(key)  # as the last model call said: not repeated
                     continue
-                tier.content[key] = shown
+                tier.content[key] = said
+            else:
+                shown = tier.policy.content_value(key, value)
             out[key] = shown
         if same:
             out["same"] = same
@@ -878,7 +913,18 @@ class SessionRecorder:
             now = self._clock()
             messages = messages or []
             keys = _message_keys(messages)
+            if auto and sid is not None:
+                self._snapshot_keys = (sid, messages, keys)
             system_sha = self._system_sha256(system_prompt) if system_prompt else None
+            cwd = self.env.cwd()
+            # The fields whose showing costs (redaction, hashing), as they are before it: a field
+            # as it was in the file's previous snapshot is taken from there.
+            raw = {
+                "description": description or "",
+                "system_prompt": _frozen(system_prompt),
+                "model_info": _frozen(model_info or {}),
+                "cwd": cwd,
+            }
             for tier in self.tiers:
                 w = tier.writer
                 if kept:  # its start is still queued: under its parent span's entry
@@ -886,21 +932,26 @@ class SessionRecorder:
                 else:
                     parent = self._span_entry(w, sid)
                 message_ids = self._message_ids(tier, messages, keys, parent, sid)
-                last_system, shown_system = tier.system
-                if type(system_prompt) is not str or system_prompt != last_system:
-                    # (the same text as the last snapshot's is shown as it was: not hashed again)
-                    shown_system = tier.policy.content_value("system_prompt", system_prompt)
-                    tier.system = (system_prompt, shown_system)
+                previous = tier.snapshot
+                same = _same_fields(raw, tier.snapshot_raw) if previous is not None else ()
+                before = previous[2] if previous is not None else {}
+                policy = tier.policy
                 carried: dict[str, Any] = {
-                    "description": tier.policy.text(description or ""),
+                    "description": before["description"]
+                    if "description" in same
+                    else policy.text(description or ""),
                     "auto": auto,
-                    "system_prompt": shown_system,
+                    "system_prompt": before["system_prompt"]
+                    if "system_prompt" in same
+                    else policy.content_value("system_prompt", system_prompt),
                     "system_prompt_sha256": system_sha,
-                    "last_query": tier.policy.content_value("last_query", last_query),
-                    "last_result": tier.policy.content_value("last_result", last_result),
-                    "model_info": tier.policy.value(model_info or {}),
+                    "last_query": policy.content_value("last_query", last_query),
+                    "last_result": policy.content_value("last_result", last_result),
+                    "model_info": before["model_info"]
+                    if "model_info" in same
+                    else policy.value(model_info or {}),
                     "tools_loaded": list(tools_loaded or []),
-                    "cwd": tier.policy.text(self.env.cwd()),
+                    "cwd": before["cwd"] if "cwd" in same else policy.text(cwd),
                 }
                 fields: dict[str, Any] = {
                     "type": fmt.SNAPSHOT,
@@ -908,7 +959,6 @@ class SessionRecorder:
                     "ts": now,
                     "snapshot_id": snapshot_id,
                 }
-                previous = tier.snapshot
                 if previous is None:
                     fields.update(carried)
                 else:  # what is as in the previous snapshot is said there
@@ -929,6 +979,7 @@ class SessionRecorder:
                 written = w.write(parent, fields)
                 if written is not None:
                     tier.snapshot = (written, message_ids, carried)
+                    tier.snapshot_raw = raw
             return snapshot_id
 
 
@@ -936,6 +987,22 @@ class SessionRecorder:
 # many characters of message text alive; past either, all are forgotten (and hashed again once).
 _KNOWN_MESSAGES = 16_384
 _KNOWN_CHARS = 32 * 1024 * 1024
+
+
+def _frozen(value: Any) -> Any:
+    """A value as it is now, to tell later whether it is still so: a ``str`` itself, anything else
+    its JSON (``None`` when it has none: never taken as unchanged)."""
+    if type(value) is str:
+        return value
+    try:
+        return orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+
+
+def _same_fields(raw: dict[str, Any], before: dict[str, Any]) -> tuple[str, ...]:
+    """The fields of ``raw`` (see :func:`_frozen`) that are as in ``before``."""
+    return tuple(name for name, value in raw.items() if value is not None and before.get(name) == value)
 
 
 def _message_keys(messages: list[Any]) -> list[Any]:

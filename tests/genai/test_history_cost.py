@@ -144,3 +144,29 @@ def test_record_message_twice_is_one_entry(checkpoint):
     assert first == again != other
     for path in (trace, full):
         assert len(_message_digests(path)) == 2
+
+
+def _model_call_contents(path: Path) -> list[dict[str, Any]]:
+    return [e["content"] for e in entries(path) if e["type"] == "span.end" and "content" in e]
+
+
+def test_tool_definitions_changed_in_place_are_written_again(openai_client, llm, checkpoint):
+    """Tool definitions as the last model call's are not repeated (``same``); the same list
+    changed in place is written again, in both tiers."""
+    tools = [{"type": "function", "function": {"name": "get_weather", "description": "Weather."}}]
+    history = [{"role": "user", "content": "hi"}]
+    for _ in range(2):
+        llm.queue("openai_chat_final")
+        openai_client.chat.completions.create(model="gpt-4o-mini", messages=history, tools=tools)
+    tools[0]["function"]["description"] = "Weather of a city."
+    llm.queue("openai_chat_final")
+    openai_client.chat.completions.create(model="gpt-4o-mini", messages=history, tools=tools)
+    trace, full = _files(checkpoint)
+    checkpoint.stop()
+    for path in (trace, full):
+        contents = _model_call_contents(path)
+        assert len(contents) == 3
+        assert "tool_definitions" in contents[0] and "tool_definitions" in contents[2]
+        assert "tool_definitions" in contents[1].get("same", [])
+        assert "tool_definitions" not in contents[2].get("same", [])
+    assert "Weather of a city." in str(_model_call_contents(full)[2]["tool_definitions"])
