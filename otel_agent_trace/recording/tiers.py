@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from otel_agent_trace import message_text
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace._internal.guard import report_once
+from otel_agent_trace.session_format.views import message_fields
 from otel_agent_trace.settings import TIER_CHECKPOINT, Settings
 
 if TYPE_CHECKING:
@@ -121,7 +122,7 @@ class TierPolicy:
                 fields["content"] = self.value(content)
         fields["content_chars"] = fmt.content_chars(content) if content is not None else 0
         fields["content_sha256"] = digest
-        return fields
+        return message_fields(fields)
 
     def _tool_calls(self, calls: Any) -> Any:
         # Names and ids are needed to link tool spans; arguments only as previews.

@@ -12,6 +12,18 @@ from .schema import MESSAGE, SNAPSHOT
 
 # Entry fields that are bookkeeping, not part of the message itself.
 MESSAGE_ENTRY_KEYS = frozenset({"id", "parent_id", "type", "layer", "ts", "digest", "span_id"})
+# A message's own keys of those names (an OpenAI Responses item's ``id`` and ``type``: a
+# ``function_call`` with ``id: "fc_…"``) are kept under this key of its entry, never at the top
+# where they would replace the entry's id and type.
+MESSAGE_OWN_KEYS = "message_keys"
+
+
+def message_fields(fields: dict[str, Any]) -> dict[str, Any]:
+    """A message's fields as its entry holds them (``fields``, changed in place and returned): the
+    keys that clash with the entry's bookkeeping moved under :data:`MESSAGE_OWN_KEYS`."""
+    if not MESSAGE_ENTRY_KEYS.isdisjoint(fields):
+        fields[MESSAGE_OWN_KEYS] = {k: fields.pop(k) for k in MESSAGE_ENTRY_KEYS.intersection(fields)}
+    return fields
 
 
 def message_view(entry: Mapping[str, Any] | None, entry_id: str = "") -> dict[str, Any]:
@@ -19,7 +31,11 @@ def message_view(entry: Mapping[str, Any] | None, entry_id: str = "") -> dict[st
     the file does not hold (cut off by a crash) is ``{"role": "unknown", "missing": <id>}``."""
     if entry is None:
         return {"role": "unknown", "content": None, "missing": entry_id or True}
-    return {k: v for k, v in entry.items() if k not in MESSAGE_ENTRY_KEYS}
+    view = {k: v for k, v in entry.items() if k not in MESSAGE_ENTRY_KEYS and k != MESSAGE_OWN_KEYS}
+    own = entry.get(MESSAGE_OWN_KEYS)
+    if isinstance(own, dict):
+        view.update(own)
+    return view
 
 
 def model_info_view(raw: Any) -> dict[str, Any]:

@@ -193,6 +193,28 @@ def test_responses_tool_call(openai_client, llm, memory_exporter):
     assert span.attributes["gen_ai.response.finish_reasons"] == ("tool_calls",)
 
 
+def test_responses_items_keep_their_own_id_and_type_in_the_session(openai_client, llm, checkpoint):
+    """A Responses API item has ``id`` and ``type`` of its own (``function_call``, ``fc_…``): in the
+    session they stay the message's, never the entry's (whose id the model call's span names)."""
+    from otel_agent_trace.offline.loader import load_session
+
+    llm.queue("openai_responses_tool_call")
+    resp = openai_client.responses.create(model="gpt-4o-mini", input="Weather in Paris?")
+    paths = checkpoint.files
+    checkpoint.stop()
+    for path in paths:
+        session = load_session(path)
+        (end,) = [
+            e for e in session.events if e.event_type == "span.end" and e.data["name"].startswith("chat")
+        ]
+        (output_id,) = end.data["content"]["output_message_ids"]
+        message = session.find(output_id)  # the id the span names is the message entry's
+        assert message.event_type == "message"
+        view = session.conversation()[-1]
+        assert view["type"] == "function_call" and view["id"] == resp.output[0].id
+        assert view["call_id"] == "call_weather_r1"
+
+
 async def test_async_responses_stream_abandoned(async_openai_client, memory_exporter):
     stream = await async_openai_client.responses.create(model="gpt-4o-mini", input="Hi", stream=True)
     async for _ in stream:
