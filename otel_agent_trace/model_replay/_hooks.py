@@ -18,3 +18,13 @@ def recorded_tool_result(name: str, call_id: str | None = None) -> tuple[bool, A
     if current is None:
         return False, None
     return current.tool_result(name, call_id)
+
+
+def answer_tool_call(span: Any, name: str, call_id: str | None = None) -> tuple[bool, Any]:
+    """:func:`recorded_tool_result` for a framework tool wrapper that has the call's span: when
+    answered, marks ``span`` with ``agent_trace.replay.tool_result = "recorded"`` (as ``@oat.tool``
+    does). Callers check ``player is None`` first, so no replay costs one global read."""
+    found, result = recorded_tool_result(name, call_id)
+    if found and span is not None:
+        span.set_attribute("agent_trace.replay.tool_result", "recorded")
+    return found, result

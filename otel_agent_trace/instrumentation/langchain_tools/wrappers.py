@@ -3,15 +3,21 @@
 ``invoke``/``ainvoke`` (and so LangGraph's ``ToolNode``, agents, ``batch``) go through ``run`` /
 ``arun``; wrapping only those gives exactly one span per call. A ``ToolCall`` dict passed to
 ``invoke`` arrives as ``tool_call_id``: the id the model gave the call in its ``AIMessage``.
+
+Under a model replay with ``--tools recorded`` a call is answered from the recording instead: the
+tool's ``run`` is not called (nor its callbacks); the caller gets the recorded content, or a
+``ToolMessage`` when it passed a ``ToolCall``, as ``run`` returns them.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from otel_agent_trace._internal.genai_spans import import_path_of
 from otel_agent_trace._internal.guard import internal_error, never_raise
 from otel_agent_trace.instrumentation.context.tool_calls import ToolCall, start_tool_call
+from otel_agent_trace.model_replay import _hooks as _replay
 
 _RUN_PARAMS = ("tool_input", "verbose", "start_color", "color", "callbacks")
 
@@ -68,10 +74,55 @@ def _result_and_error(output: Any) -> tuple[Any, str | None]:
     return output, None
 
 
+_RUN = object()  # "run the tool": no recorded result answers this call
+
+
+def _recorded(call: ToolCall, tool: Any, kwargs: dict[str, Any]) -> Any:
+    """Under a model replay with ``--tools recorded``: what ``run`` would return for this call,
+    from the recording (the span finished with it); else :data:`_RUN`. A call that joined an
+    enclosing tool span is left to that span's owner (it asked already)."""
+    if not call.owned:
+        return _RUN
+    call_id = kwargs.get("tool_call_id")
+    name = str(getattr(tool, "name", None) or type(tool).__name__)
+    try:
+        found, result = _replay.answer_tool_call(call.span, name, call_id)
+    except BaseException as exc:  # the replay's stop: no recorded call left
+        call.fail(exc)
+        raise
+    if not found:
+        return _RUN
+    call.finish(result)
+    return _output(tool, call_id, result)
+
+
+def _output(tool: Any, call_id: Any, result: Any) -> Any:
+    """A recorded result (a ``ToolMessage``'s content, or ``{"content", "artifact"}``) as ``run``
+    returns it: the content, or a ``ToolMessage`` when the call came with a tool-call id."""
+    content, artifact = result, None
+    if isinstance(result, dict) and set(result) == {"content", "artifact"}:
+        content, artifact = result["content"], result["artifact"]
+    if not call_id:
+        return content
+    from langchain_core.messages import ToolMessage
+
+    if not isinstance(content, (str, list)):
+        try:
+            content = json.dumps(content, ensure_ascii=False)
+        except (TypeError, ValueError):
+            content = str(content)
+    name = str(getattr(tool, "name", None) or type(tool).__name__)
+    return ToolMessage(content, artifact=artifact, tool_call_id=call_id, name=name, status="success")
+
+
 def run_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
     call = _start(instance, args, kwargs)
     if call is None:
         return wrapped(*args, **kwargs)
+    if _replay.player is not None:
+        output = _recorded(call, instance, kwargs)
+        if output is not _RUN:
+            return output
     return call.run(wrapped, args, kwargs, _result_and_error)
 
 
@@ -79,6 +130,10 @@ async def arun_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> A
     call = _start(instance, args, kwargs)
     if call is None:
         return await wrapped(*args, **kwargs)
+    if _replay.player is not None:
+        output = _recorded(call, instance, kwargs)
+        if output is not _RUN:
+            return output
     return await call.arun(wrapped, args, kwargs, _result_and_error)
 
 

@@ -4,17 +4,22 @@ The SDK invokes every ``FunctionTool`` through ``_invoke_function_tool_with_meta
 ``ToolContext`` carrying the model's ``tool_call_id``); the SDK's own tracing is not OpenTelemetry,
 so this span is the only one. Its default failure handler turns an exception into an error string
 for the model; the span then has status ERROR and ``error.type`` ``tool_error``.
+
+Under a model replay with ``--tools recorded`` a call is answered from the recording instead: the
+tool's ``on_invoke_tool`` is not called; the SDK gets the recorded output as the invocation's.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 from otel_agent_trace import semconv
 from otel_agent_trace._internal.genai_spans import import_path_of
 from otel_agent_trace._internal.guard import never_raise
 from otel_agent_trace.instrumentation.context.tool_calls import ToolCall, enclosing_tool_span, start_tool_call
+from otel_agent_trace.model_replay import _hooks as _replay
 
 FUNCTION = "_invoke_function_tool_with_metadata"
 FAILURE_HANDLER = "maybe_invoke_function_tool_failure_error_function"
@@ -53,10 +58,40 @@ def _start(kwargs: dict[str, Any]) -> ToolCall | None:
     )
 
 
+_RUN = object()  # "run the tool": no recorded result answers this call
+
+
+def _recorded(call: ToolCall, wrapped: Any, kwargs: dict[str, Any]) -> Any:
+    """Under a model replay with ``--tools recorded``: the invocation result for this call from
+    the recording (the span finished with it); else :data:`_RUN`. A call that joined an
+    enclosing tool span is left to that span's owner."""
+    if not call.owned:
+        return _RUN
+    tool = kwargs.get("function_tool")
+    call_id = getattr(kwargs.get("context"), "tool_call_id", None)
+    try:
+        found, output = _replay.answer_tool_call(call.span, str(getattr(tool, "name", "tool")), call_id)
+    except BaseException as exc:  # the replay's stop: no recorded call left
+        call.fail(exc)
+        raise
+    if not found:
+        return _RUN
+    call.finish(output)
+    # what the wrapped function returns: the SDK's result holder (output and metadata)
+    holder = getattr(
+        sys.modules.get(getattr(wrapped, "__module__", "")), "_FunctionToolInvocationResult", None
+    )
+    return holder(output) if holder is not None else output
+
+
 async def invoke_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
     call = _start(kwargs) if not args else None
     if call is None:
         return await wrapped(*args, **kwargs)
+    if _replay.player is not None:
+        result = _recorded(call, wrapped, kwargs)
+        if result is not _RUN:
+            return result
     return await call.arun(wrapped, args, kwargs, _outcome)
 
 

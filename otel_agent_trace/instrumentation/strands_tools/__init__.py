@@ -17,6 +17,7 @@ def _targets() -> list[tuple[Any, str, Any]]:
         return []
     from .wrappers import (
         end_tool_call_span_wrapper,
+        run_tool_wrapper,
         start_tool_call_span_wrapper,
         start_tool_telemetry_wrapper,
     )
@@ -30,6 +31,8 @@ def _targets() -> list[tuple[Any, str, Any]]:
 
         if hasattr(_executor, "_start_tool_telemetry"):
             patches.append((_executor, "_start_tool_telemetry", start_tool_telemetry_wrapper))
+        if hasattr(_executor, "_run_tool"):  # model replay answering tools from the recording
+            patches.append((_executor, "_run_tool", run_tool_wrapper))
     except ImportError:
         pass
     return patches

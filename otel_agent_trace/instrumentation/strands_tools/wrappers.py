@@ -5,6 +5,10 @@ Strands starts and ends the tool span itself (``Tracer.start_tool_call_span`` /
 and the description. We add the arguments and the result through ``record_tool_io`` (full in the
 session, on the span only per the content setting), ``error.type`` on failure, the tool type and
 the import path of the tool's function.
+
+Under a model replay with ``--tools recorded`` a call made under its tool span is answered from
+the recording instead (``_executor._run_tool`` wrapped): the tool is not streamed; the executor
+gets a ``ToolResultEvent`` with the recorded content, as the tool's last event.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from typing import Any
 from otel_agent_trace import semconv
 from otel_agent_trace._internal import genai_spans as gs
 from otel_agent_trace._internal.guard import never_raise
+from otel_agent_trace.instrumentation.context.tool_calls import enclosing_tool_span
+from otel_agent_trace.model_replay import _hooks as _replay
 
 
 @never_raise("strands tool start")
@@ -74,3 +80,38 @@ def start_tool_telemetry_wrapper(wrapped: Any, instance: Any, args: Any, kwargs:
     result = wrapped(*args, **kwargs)
     _details(result, kwargs.get("ctx", args[0] if args else None))
     return result
+
+
+def _recorded_result(ctx: Any) -> dict[str, Any] | None:
+    """Under a model replay with ``--tools recorded``: the ``ToolResult`` of this call from the
+    recording; ``None`` to run the tool. Only a call under its own (recording) tool span is
+    answered: a direct ``agent.tool.x()`` call has no span, so none was recorded."""
+    tool_use = getattr(ctx, "tool_use", None)
+    if getattr(ctx, "tool", None) is None or not isinstance(tool_use, dict):
+        return None
+    name = str(tool_use.get("name") or "")
+    span = enclosing_tool_span(name)
+    if span is None:
+        return None
+    call_id = tool_use.get("toolUseId")
+    found, content = _replay.answer_tool_call(span, name, str(call_id) if call_id is not None else None)
+    if not found:
+        return None
+    if not isinstance(content, list):  # recorded by other means than Strands' end: as its content
+        content = [{"text": content} if isinstance(content, str) else {"json": content}]
+    return {"toolUseId": str(call_id), "status": "success", "content": content}
+
+
+async def _answer(result: dict[str, Any]) -> Any:
+    from strands.types._events import ToolResultEvent
+
+    yield ToolResultEvent(result)
+
+
+def run_tool_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    if _replay.player is None:
+        return wrapped(*args, **kwargs)
+    result = _recorded_result(kwargs.get("ctx", args[0] if args else None))
+    if result is None:
+        return wrapped(*args, **kwargs)
+    return _answer(result)
