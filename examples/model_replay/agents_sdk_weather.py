@@ -5,7 +5,8 @@
     otel-agent-trace replay agent-sessions/<session>.checkpoint.jsonl --model-replay -- \\
         python agents_sdk_weather.py
 
-It prints one JSON line: the tool calls made and the answer.
+It prints one JSON line: the tool calls made and the answer. ``--framework-tool``: the tool is a
+``@function_tool`` only (no ``@oat.tool`` under it).
 """
 
 from __future__ import annotations
@@ -35,10 +36,22 @@ def get_weather(city: str) -> str:
         return json.dumps(json.load(f)[city])
 
 
-def build(system: str) -> Agent:
+@function_tool(name_override="get_weather")
+def get_weather_tool(city: str) -> str:
+    """The weather in a city."""
+    with open(WEATHER_FILE, encoding="utf-8") as f:
+        return json.dumps(json.load(f)[city])
+
+
+def build(system: str, framework_tool: bool = False) -> Agent:
     client = openai.AsyncOpenAI(api_key=os.environ.get("OPENAI_API_KEY", "sk-example"), max_retries=0)
     model = OpenAIChatCompletionsModel(model="gpt-4o-mini", openai_client=client)
-    return Agent(name="weather", instructions=system, model=model, tools=[get_weather])
+    return Agent(
+        name="weather",
+        instructions=system,
+        model=model,
+        tools=[get_weather_tool if framework_tool else get_weather],
+    )
 
 
 async def _streamed(agent: Agent, question: str) -> object:
@@ -48,8 +61,8 @@ async def _streamed(agent: Agent, question: str) -> object:
     return run
 
 
-def run(question: str, system: str, stream: bool) -> dict:
-    agent = build(system)
+def run(question: str, system: str, stream: bool, framework_tool: bool = False) -> dict:
+    agent = build(system, framework_tool)
     result = asyncio.run(_streamed(agent, question)) if stream else Runner.run_sync(agent, question)
     calls = [
         {
@@ -67,6 +80,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--stream", action="store_true")
     parser.add_argument("--prompt", default=SYSTEM_PROMPT)
+    parser.add_argument("--framework-tool", action="store_true", help="a @function_tool only")
     parser.add_argument("question", nargs="?", default="What is the weather in Paris?")
     args = parser.parse_args()
-    print(json.dumps(run(args.question, args.prompt, args.stream)))
+    print(json.dumps(run(args.question, args.prompt, args.stream, args.framework_tool)))

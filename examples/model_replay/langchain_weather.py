@@ -5,7 +5,8 @@ with a tool bound), plain or streamed, for trying model replay (docs/model-repla
     otel-agent-trace replay agent-sessions/<session>.checkpoint.jsonl --model-replay -- \\
         python langchain_weather.py
 
-It prints one JSON line: the tool calls made and the answer.
+It prints one JSON line: the tool calls made and the answer. ``--framework-tool``: the tool is a
+LangChain ``@tool`` only (no ``@oat.tool`` under it), invoked with the model's ``ToolCall``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 import os
 
 from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage
+from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 
 import otel_agent_trace as oat
@@ -30,6 +32,13 @@ def get_weather(city: str) -> dict[str, object]:
         return json.load(f)[city]
 
 
+@tool("get_weather")
+def get_weather_tool(city: str) -> str:
+    """The weather in a city."""
+    with open(WEATHER_FILE, encoding="utf-8") as f:
+        return json.dumps(json.load(f)[city])
+
+
 TOOL = {
     "type": "function",
     "function": {
@@ -40,7 +49,7 @@ TOOL = {
 }
 
 
-def run(question: str, system: str, stream: bool) -> dict:
+def run(question: str, system: str, stream: bool, framework_tool: bool = False) -> dict:
     model = ChatOpenAI(
         model="gpt-4o-mini",
         api_key=os.environ.get("OPENAI_API_KEY", "sk-example"),
@@ -56,6 +65,9 @@ def run(question: str, system: str, stream: bool) -> dict:
             return {"tool_calls": tool_calls, "answer": reply.content}
         for call in reply.tool_calls:
             tool_calls.append({"id": call["id"], "name": call["name"], "arguments": call["args"]})
+            if framework_tool:  # a ToolMessage, from LangChain's own tool call
+                messages.append(get_weather_tool.invoke(call))
+                continue
             result = get_weather(**call["args"])
             messages.append(ToolMessage(json.dumps(result), tool_call_id=call["id"]))
     return {"tool_calls": tool_calls, "answer": None}
@@ -65,6 +77,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--stream", action="store_true")
     parser.add_argument("--prompt", default=SYSTEM_PROMPT)
+    parser.add_argument("--framework-tool", action="store_true", help="a LangChain @tool only")
     parser.add_argument("question", nargs="?", default="What is the weather in Paris?")
     args = parser.parse_args()
-    print(json.dumps(run(args.question, args.prompt, args.stream)))
+    print(json.dumps(run(args.question, args.prompt, args.stream, args.framework_tool)))
