@@ -62,7 +62,17 @@ class _Tier:
     """A writer plus the policy of what its tier keeps (``show``: a span's name and attributes as
     the tier keeps them, the policy's bound method, looked up once)."""
 
-    __slots__ = ("writer", "policy", "show", "snapshot", "content", "known", "snapshot_raw", "content_raw")
+    __slots__ = (
+        "writer",
+        "policy",
+        "show",
+        "snapshot",
+        "content",
+        "known",
+        "recent",
+        "snapshot_raw",
+        "content_raw",
+    )
 
     def __init__(self, writer: TierWriter, policy: TierPolicy):
         self.writer = writer
@@ -77,6 +87,9 @@ class _Tier:
         # Message key (see _message_keys) → its message entry in this file: a message sent again
         # costs a dict lookup. Cleared with the recorder's digests (SessionRecorder._forget).
         self.known: dict[tuple[Any, ...], str] = {}
+        # The conversation this file saw last (SessionRecorder._message_ids): a plain copy of each
+        # message (_UNEQUAL for one that is not plain) and its entry id.
+        self.recent: tuple[list[Any], list[str | None]] = ([], [])
         # What the fields of the latest snapshot, and the carried content keys, were before this
         # tier showed them (see _frozen): one that is as it was is not shown (redacted, hashed) again.
         self.snapshot_raw: dict[str, Any] = {}
@@ -121,9 +134,6 @@ class SessionRecorder:
         self._digests: dict[tuple[Any, ...], str] = {}
         self._digest_chars = 0
         self._system_digest: tuple[str, str] | None = None  # (system prompt, its digest)
-        # The messages of the latest automatic snapshot and their keys, for its span's end:
-        # (span id, messages, keys).
-        self._snapshot_keys: tuple[int, list[Any], list[Any]] | None = None
         self._lock = threading.RLock()
         self._started = False
         self._stopped = False
@@ -547,7 +557,6 @@ class SessionRecorder:
                 layer, span_hex = layer_of(attrs), f"{sid:016x}"
                 unchanged, shown = False, []
             kind = span.kind._name_
-            keys = self._content_keys(sid, content) if content else None
             for index, tier in enumerate(tiers):
                 items = per_tier[index]
                 for event in events:
@@ -565,9 +574,7 @@ class SessionRecorder:
                         w.write_spans(items)
                         items = []
                     start_id = w.span_entry(sid) or w.span_entry(parent_sid) or w.root_id
-                    entry["content"] = self._content_fields(
-                        tier, start_id, trace_hex, span_hex, content, keys or {}
-                    )
+                    entry["content"] = self._content_fields(tier, start_id, trace_hex, span_hex, content)
                 items.append((entry, sid, True, parent_sid))
                 w.write_spans(items)
 
@@ -745,36 +752,56 @@ class SessionRecorder:
         return ids[0] if ids else None
 
     def _message_ids(
-        self, tier: _Tier, messages: list[Any], keys: list[Any], parent_id: str, span_id: int | None
+        self, tier: _Tier, messages: list[Any], parent_id: str, span_id: int | None, *, remember: bool
     ) -> list[str | None]:
-        """The message entries of ``messages`` in one file (``keys``: their :func:`_message_keys`),
-        written for those it does not hold yet. The caller holds the lock. A message this file
-        already holds, as plain text (the common case), costs a dict lookup in C: no hashing, so
-        a call's cost does not grow with the conversation."""
-        known = tier.known
+        """The message entries of ``messages`` in one file, written for those it does not hold
+        yet. The caller holds the lock. The leading messages equal to those of the conversation
+        this file saw last (``tier.recent``: plain copies, compared in C) take its ids: a resent
+        conversation costs one comparison per message, nothing is hashed, so a call's cost does
+        not grow with the conversation. The others are looked up by key (see :meth:`_digest_of`).
+        ``remember``: this is the conversation to compare the next one with."""
+        copies, known_ids = tier.recent
         try:
-            ids = list(map(known.get, keys))
-        except TypeError:  # a message holding a list or dict (tool calls, content parts): unhashable
-            ids = [_get_known(known, key) for key in keys]
-        if None in ids:
-            for index, found in enumerate(ids):
-                if found is None:
-                    ids[index] = self._message_entry(tier, messages[index], parent_id, span_id, keys[index])
+            same = list(map(operator.eq, messages, copies))  # (as long as the shorter)
+            prefix = same.index(False) if False in same else len(same)
+        except Exception:  # an odd object's comparison (not a message of ours): no prefix
+            prefix = 0
+        ids = known_ids[:prefix]
+        if prefix < len(messages):
+            rest = messages[prefix:]
+            keys = _message_keys(rest)
+            found = _lookup(tier.known, keys)
+            if remember:
+                copies = copies[:prefix]
+            for index, message in enumerate(rest):
+                entry = found[index]
+                if entry is None:
+                    entry = self._message_entry(tier, message, parent_id, span_id, keys[index])
+                ids.append(entry)
+                if remember:
+                    copies.append(_plain_copy(message) if entry is not None else _UNEQUAL)
+        elif remember:
+            copies = copies[:prefix]
+        if remember:
+            tier.recent = (copies, ids)
         return ids
 
     def _digest_of(self, message: dict[str, Any], key: Any) -> tuple[str, bool]:
-        """The SHA-256 of a message's canonical JSON, and whether it is remembered by its key.
+        """The SHA-256 of a message's canonical JSON, and whether it is remembered by ``key``.
         Remembered when the key stands for the message exactly (every key a ``str``, every value
         a ``str`` or ``None``: two such keys are equal exactly when the messages' canonical JSON
-        is). A message changed in place has another key, so it is hashed again; anything else
-        (a list or dict in it) is hashed each time."""
+        is). A message holding a list or dict (tool calls, content parts: its key unhashable) is
+        remembered by its JSON (orjson, in C: cheaper than the canonical JSON and its hash). A
+        message changed in place has another key or JSON, so it is hashed again."""
+        remembered = True
         if key is not None:
             try:
                 found = self._digests.get(key)
-            except TypeError:  # unhashable: holds a list or dict
-                return fmt.content_sha256(message), False
+            except TypeError:  # unhashable
+                key, remembered = _frozen(message), False
+                found = self._digests.get(key) if key is not None else None
             if found is not None:
-                return found, True
+                return found, remembered
         digest = fmt.content_sha256(message)
         chars = _plain_chars(key) if key is not None else -1
         if chars < 0:
@@ -783,29 +810,7 @@ class SessionRecorder:
             self._forget()
         self._digests[key] = digest
         self._digest_chars += chars
-        return digest, True
-
-    def _content_keys(self, sid: int, content: dict[str, Any]) -> dict[str, list[Any]]:
-        """The keys of a span's message lists (MESSAGE_KEYS). A model call's automatic snapshot,
-        written just before its end, took them already (its messages: the input then the output,
-        the same objects): those are reused, not built again."""
-        taken = self._snapshot_keys
-        self._snapshot_keys = None
-        out: dict[str, list[Any]] = {}
-        for key, value in content.items():
-            if key not in MESSAGE_KEYS or not isinstance(value, list):
-                continue
-            if taken is not None and taken[0] == sid and len(value) <= len(taken[1]):
-                messages, keys = taken[1], taken[2]
-                if all(map(operator.is_, value, messages)):  # the snapshot's first messages
-                    out[key] = keys[: len(value)]
-                    continue
-                start = len(messages) - len(value)
-                if all(map(operator.is_, value, messages[start:])):  # its last ones
-                    out[key] = keys[start:]
-                    continue
-            out[key] = _message_keys(value)
-        return out
+        return digest, remembered
 
     def _system_sha256(self, text: Any) -> str:
         """The SHA-256 of a system prompt (the last one's remembered: most calls resend it)."""
@@ -852,14 +857,13 @@ class SessionRecorder:
         trace_hex: str,
         span_hex: str,
         content: dict[str, Any],
-        keys: dict[str, list[Any]],
     ) -> dict[str, Any]:
         out: dict[str, Any] = {}
         same: list[str] = []
         sid = int(span_hex, 16)
         for key, value in content.items():
-            if key in keys:  # a list of messages (MESSAGE_KEYS)
-                ids = self._message_ids(tier, value, keys[key], parent_id, sid)
+            if key in MESSAGE_KEYS and isinstance(value, list):
+                ids = self._message_ids(tier, value, parent_id, sid, remember=key == "input_messages")
                 out[key[:-1] + "_ids"] = _by_reference(tier.snapshot, ids)
                 continue
             if key in fmt.CONTENT_CARRIED:  # a model call's system prompt, tool definitions
@@ -912,9 +916,6 @@ class SessionRecorder:
             parent_sid = getattr(getattr(span, "parent", None), "span_id", None)
             now = self._clock()
             messages = messages or []
-            keys = _message_keys(messages)
-            if auto and sid is not None:
-                self._snapshot_keys = (sid, messages, keys)
             system_sha = self._system_sha256(system_prompt) if system_prompt else None
             cwd = self.env.cwd()
             # The fields whose showing costs (redaction, hashing), as they are before it: a field
@@ -931,7 +932,7 @@ class SessionRecorder:
                     parent = w.span_entry(parent_sid) or w.root_id
                 else:
                     parent = self._span_entry(w, sid)
-                message_ids = self._message_ids(tier, messages, keys, parent, sid)
+                message_ids = self._message_ids(tier, messages, parent, sid, remember=True)
                 previous = tier.snapshot
                 same = _same_fields(raw, tier.snapshot_raw) if previous is not None else ()
                 before = previous[2] if previous is not None else {}
@@ -1014,16 +1015,35 @@ def _message_keys(messages: list[Any]) -> list[Any]:
         return [tuple(m.items()) if isinstance(m, dict) else None for m in messages]
 
 
-def _get_known(known: dict[tuple[Any, ...], str], key: Any) -> str | None:
+_UNEQUAL = object()  # equal to no message
+
+
+def _plain_copy(message: Any) -> Any:
+    """A copy of a message whose keys are all ``str`` and values all ``str`` or ``None`` (equal to
+    another message exactly when their canonical JSON is); ``_UNEQUAL`` for any other."""
+    if type(message) is not dict or _plain_chars(tuple(message.items())) < 0:
+        return _UNEQUAL
+    return dict(message)
+
+
+def _lookup(known: dict[Any, str], keys: list[Any]) -> list[str | None]:
+    """``known.get`` of each key, in C; an unhashable key (a message holding a list or dict) is not
+    found. Such keys are found by halving, so a few of them cost a few passes, not a loop."""
     try:
-        return known.get(key)
-    except TypeError:  # unhashable
-        return None
+        return list(map(known.get, keys))
+    except TypeError:
+        if len(keys) == 1:
+            return [None]
+        middle = len(keys) // 2
+        return _lookup(known, keys[:middle]) + _lookup(known, keys[middle:])
 
 
-def _plain_chars(key: tuple[Any, ...]) -> int:
+def _plain_chars(key: Any) -> int:
     """The characters of a message key whose keys are all ``str`` and values all ``str`` or
-    ``None`` (a key that stands for its message's canonical JSON exactly); -1 for any other."""
+    ``None`` (a key that stands for its message's canonical JSON exactly), or of a message's JSON
+    (bytes); -1 for any other key."""
+    if type(key) is bytes:
+        return len(key)
     chars = 0
     for name, value in key:
         if type(name) is not str:
