@@ -109,3 +109,85 @@ def test_without_tools_recorded_the_framework_tool_runs_and_fails_without_its_fi
     assert report.get("divergences") or "FileNotFoundError" in done.stderr, done.stderr
     (opened,) = _weather_opens(new)
     assert opened["attributes"]["error.type"] == "FileNotFoundError"
+
+
+# An agent on the bare OpenAI SDK whose tool is an MCP server's (FastMCP, in-memory transport):
+# the call is a bare ``ClientSession.call_tool`` (MCP has no call id: matched by name).
+MCP_AGENT = '''
+import asyncio, json, os
+
+import openai
+from mcp.server.fastmcp import FastMCP
+from mcp.shared.memory import create_connected_server_and_client_session
+
+WEATHER_FILE = os.environ["WEATHER_FILE"]
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "The weather in a city.",
+          "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+server = FastMCP("weather")
+
+
+@server.tool()
+def get_weather(city: str) -> str:
+    """The weather in a city."""
+    with open("tool-ran", "a") as mark:  # the server runs it in a worker thread: no span, no file event
+        mark.write(city)
+    with open(WEATHER_FILE, encoding="utf-8") as f:
+        return json.dumps(json.load(f)[city])
+
+
+async def call_tool(name, arguments):
+    async with create_connected_server_and_client_session(server) as client:
+        result = await client.call_tool(name, arguments)
+    return result.content[0].text
+
+
+client = openai.OpenAI(api_key=os.environ["OPENAI_API_KEY"], max_retries=0)
+messages = [{"role": "system", "content": "You answer weather questions. Use the tools."},
+            {"role": "user", "content": "What is the weather in Paris?"}]
+calls = []
+for _ in range(5):
+    reply = client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=TOOLS)
+    message = reply.choices[0].message.model_dump(exclude_none=True)
+    messages.append(message)
+    if not message.get("tool_calls"):
+        break
+    for call in message["tool_calls"]:
+        arguments = json.loads(call["function"]["arguments"])
+        calls.append({"id": call["id"], "name": call["function"]["name"], "arguments": arguments})
+        text = asyncio.run(call_tool(call["function"]["name"], arguments))
+        messages.append({"role": "tool", "tool_call_id": call["id"], "content": text})
+print(json.dumps({"tool_calls": calls, "answer": message.get("content")}))
+'''
+
+
+@pytest.fixture(scope="module")
+def mcp_recorded(tmp_path_factory) -> Recorded:
+    cwd = tmp_path_factory.mktemp("mcp-framework-tool")
+    script = cwd / "mcp_weather.py"
+    script.write_text(MCP_AGENT)
+    return record(script, cwd)
+
+
+def test_tools_recorded_answers_a_bare_mcp_call_tool_and_never_calls_the_server(mcp_recorded):
+    ran = mcp_recorded.cwd / "tool-ran"
+    assert ran.read_text() == "Paris"  # when recorded
+    ran.unlink()
+    (old,) = _tool_spans(mcp_recorded.session)
+    assert old["attributes"]["mcp.method.name"] == "tools/call"
+    assert json.loads(mcp_recorded.output)["answer"] == "It is 18°C and sunny in Paris."
+    done, report, (new,) = _without_weather(mcp_recorded, "--tools", "recorded")
+    assert done.returncode == 0, done.stderr
+    assert agent_output(done) == mcp_recorded.output
+    assert report["divergences"] == [] and report["refused"] == []
+    (span,) = _tool_spans(new)
+    assert span["attributes"]["agent_trace.replay.tool_result"] == "recorded"
+    assert span["content"]["tool_result"] == old["content"]["tool_result"]
+    assert not ran.exists()
+
+
+def test_without_tools_recorded_the_mcp_server_runs_the_tool_without_its_file(mcp_recorded):
+    ran = mcp_recorded.cwd / "tool-ran"
+    ran.unlink(missing_ok=True)
+    done, report, _new = _without_weather(mcp_recorded)
+    assert done.returncode != 0 and report["divergences"]
+    assert ran.read_text() == "Paris"

@@ -3,6 +3,9 @@
 MCP carries no tool-call id of its own: a call made inside a framework's tool span of the same
 name (LangChain MCP adapters, Strands' MCP tools, ``with oat.tool(name, call_id=...)``) joins that
 span, which has the model's id; a bare ``call_tool`` has none.
+
+Under a model replay with ``--tools recorded`` a call is answered from the recording instead: the
+server is not called; the caller gets the recorded ``CallToolResult``.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from opentelemetry import trace
 from otel_agent_trace._internal import sink
 from otel_agent_trace._internal.guard import never_raise
 from otel_agent_trace.instrumentation.context.tool_calls import ToolCall, start_tool_call
+from otel_agent_trace.model_replay import _hooks as _replay
 
 MCP_METHOD_NAME = "mcp.method.name"
 TOOLS_OFFERED = "agent_trace.tools.offered"
@@ -48,10 +52,38 @@ def _result(result: Any) -> tuple[Any, str | None]:
     return value, ("tool_error" if getattr(result, "isError", False) else None)
 
 
+_RUN = object()  # "call the server": no recorded result answers this call
+
+
+def _recorded(call: ToolCall, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Under a model replay with ``--tools recorded``: the recorded ``CallToolResult`` of this
+    call (the span finished with it); else :data:`_RUN`. A call that joined an enclosing tool
+    span (a framework's tool) is left to that span's owner."""
+    if not call.owned:
+        return _RUN
+    name, _ = _arguments(args, kwargs)
+    try:
+        found, value = _replay.answer_tool_call(call.span, name, None)  # MCP has no call id
+        if not found:
+            return _RUN
+        from mcp.types import CallToolResult
+
+        result = CallToolResult.model_validate(value)
+    except BaseException as exc:  # the replay's stop, or a recorded result that is not one
+        call.fail(exc)
+        raise
+    call.finish(value)
+    return result
+
+
 async def call_tool_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
     call = _start(instance, args, kwargs)
     if call is None:
         return await wrapped(*args, **kwargs)
+    if _replay.player is not None:
+        result = _recorded(call, args, kwargs)
+        if result is not _RUN:
+            return result
     return await call.arun(wrapped, args, kwargs, _result)
 
 
