@@ -232,6 +232,8 @@ class SessionRecorder:
         }
         if self.user_metadata:
             meta["user"] = self.user_metadata
+        if self.settings.replay_of:  # a model replay's run: the session it was answered from
+            meta["replay_of"] = self.settings.replay_of
         kind = fmt.SESSION_START
         if self.is_child:
             kind = fmt.SESSION_JOIN

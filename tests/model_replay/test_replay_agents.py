@@ -74,6 +74,9 @@ def test_the_replay_reproduces_the_run_with_the_server_stopped(recorded):
     line = next(x for x in done.stdout.splitlines() if x.startswith("the replayed run: "))
     new = recorded.cwd / line.removeprefix("the replayed run: ")
     assert new != recorded.session
+    # linked to the source: its metadata names the session it was answered from
+    source_id = entries(recorded.session)[0]["session_id"]
+    assert entries(new)[0]["metadata"]["replay_of"] == source_id
     assert [x["response"]["chunks"] for x in _exchanges(new)] == [
         x["response"]["chunks"] for x in _exchanges(recorded.session)
     ]
