@@ -19,8 +19,7 @@ AGENTS = {
     "anthropic": EXAMPLES / "anthropic_weather.py",
     "strands": EXAMPLES / "strands_weather.py",
 }
-# (agent, streamed); the Agents SDK streamed only: its chat-completions model gets a str from
-# openai 3.57's AsyncOpenAI against the fake server when not streaming, with or without us.
+# (agent, streamed); the Responses API example does not stream.
 RUNS = [
     ("openai", False),
     ("openai", True),
@@ -29,6 +28,7 @@ RUNS = [
     ("anthropic", True),
     ("langchain", False),
     ("langchain", True),
+    ("agents-sdk", False),
     ("agents-sdk", True),
     ("strands", True),  # its OpenAI provider always streams
 ]
