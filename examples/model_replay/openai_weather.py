@@ -72,14 +72,26 @@ def _complete(client: openai.OpenAI, messages: list[dict], stream: bool) -> dict
     return message
 
 
-def run_responses(question: str, system: str) -> dict:
+def _respond(client: openai.OpenAI, stream: bool, **request) -> object:
+    """One Responses API call; streamed, the response its ``response.completed`` event carries."""
+    if not stream:
+        return client.responses.create(**request)
+    completed = None
+    for event in client.responses.create(stream=True, **request):
+        if event.type == "response.completed":
+            completed = event.response
+    return completed
+
+
+def run_responses(question: str, system: str, stream: bool = False) -> dict:
     """The same loop on the Responses API (function calls and their outputs as input items)."""
     client = openai.OpenAI(api_key=os.environ.get("OPENAI_API_KEY", "sk-example"), max_retries=0)
     tools = [{"type": "function", **TOOLS[0]["function"]}]
     items: list = [{"role": "user", "content": question}]
     tool_calls = []
     for _ in range(5):
-        response = client.responses.create(model="gpt-4o-mini", instructions=system, input=items, tools=tools)
+        request = {"model": "gpt-4o-mini", "instructions": system, "input": items, "tools": tools}
+        response = _respond(client, stream, **request)
         calls = [item for item in response.output if item.type == "function_call"]
         if not calls:
             return {"tool_calls": tool_calls, "answer": response.output_text}
@@ -117,6 +129,6 @@ if __name__ == "__main__":
     parser.add_argument("question", nargs="?", default="What is the weather in Paris?")
     args = parser.parse_args()
     if args.responses:
-        print(json.dumps(run_responses(args.question, args.prompt)))
+        print(json.dumps(run_responses(args.question, args.prompt, args.stream)))
     else:
         print(json.dumps(run(args.question, args.prompt, args.stream)))

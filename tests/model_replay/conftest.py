@@ -25,6 +25,7 @@ SCRIPTS = {
     ("anthropic", False): ("anthropic_messages_tool_use", "anthropic_messages_final"),
     ("anthropic", True): ("anthropic_messages_tool_use_stream", "anthropic_messages_final_stream"),
     ("responses", False): ("openai_responses_tool_call", "openai_responses_final"),
+    ("responses", True): ("openai_responses_tool_call_stream", "openai_responses_final_stream"),
 }
 
 

@@ -19,11 +19,12 @@ AGENTS = {
     "anthropic": EXAMPLES / "anthropic_weather.py",
     "strands": EXAMPLES / "strands_weather.py",
 }
-# (agent, streamed); the Responses API example does not stream.
+# (agent, streamed)
 RUNS = [
     ("openai", False),
     ("openai", True),
     ("openai-responses", False),
+    ("openai-responses", True),
     ("anthropic", False),
     ("anthropic", True),
     ("langchain", False),
