@@ -12,6 +12,7 @@ ROOT: the checkout to measure.
 
 from __future__ import annotations
 
+import inspect
 import sys
 import tempfile
 from pathlib import Path
@@ -53,6 +54,8 @@ def main() -> None:
         "gen_ai.provider.name": "openai",
     }
     model_info = {"type": "openai", "model_id": "gpt-4o-mini", "provider": "openai"}
+    # As model_call.py passes them, where the tree's recorder takes them (older trees do not).
+    takes_span_messages = "span_messages" in inspect.signature(recorder.snapshot).parameters
     for k in range(n):
         sent = [*conversation, {"role": "user", "content": f"What is the weather? ({k})"}]
         call = {"id": f"call_{k}", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
@@ -77,6 +80,7 @@ def main() -> None:
             tools_loaded=["get_weather"],
             span=span,
             auto=True,
+            **({"span_messages": (sent, answer)} if takes_span_messages else {}),
         )
         span.end()
     recorder.stop()

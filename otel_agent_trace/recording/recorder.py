@@ -72,6 +72,7 @@ class _Tier:
         "recent",
         "snapshot_raw",
         "content_raw",
+        "span_messages",
     )
 
     def __init__(self, writer: TierWriter, policy: TierPolicy):
@@ -94,6 +95,10 @@ class _Tier:
         # tier showed them (see _frozen): one that is as it was is not shown (redacted, hashed) again.
         self.snapshot_raw: dict[str, Any] = {}
         self.content_raw: dict[str, Any] = {}
+        # The latest automatic snapshot's messages as its model call's span content holds them
+        # (SessionRecorder.snapshot's ``span_messages``): (span id, input list, its length, output
+        # list, its length, the snapshot's message ids). The span's end takes its ids from there.
+        self.span_messages: tuple[int, list[Any], int, list[Any], int, list[Any]] | None = None
 
 
 class SessionRecorder:
@@ -865,7 +870,9 @@ class SessionRecorder:
         sid = int(span_hex, 16)
         for key, value in content.items():
             if key in MESSAGE_KEYS and isinstance(value, list):
-                ids = self._message_ids(tier, value, parent_id, sid, remember=key == "input_messages")
+                ids = _snapshot_ids(tier, sid, key, value)
+                if ids is None:
+                    ids = self._message_ids(tier, value, parent_id, sid, remember=key == "input_messages")
                 out[key[:-1] + "_ids"] = _by_reference(tier.snapshot, ids)
                 continue
             if key in fmt.CONTENT_CARRIED:  # a model call's system prompt, tool definitions
@@ -901,12 +908,18 @@ class SessionRecorder:
         tools_loaded: list[str] | None = None,
         span: Any = None,
         auto: bool = False,
+        span_messages: tuple[list[Any], list[Any]] | None = None,
     ) -> int:
         """Record the conversation state so far; returns the 1-based snapshot id.
 
         An automatic snapshot (``auto``: a model call's, as it finishes) does not write its span's
         start when that is still queued: like the call's messages, it hangs under the entry the
-        call's own end will hang under, and names the span (``trace_id``, ``span_id``)."""
+        call's own end will hang under, and names the span (``trace_id``, ``span_id``).
+
+        ``span_messages``: the lists the span's content holds as input and output messages, when
+        ``messages`` is their items and neither changes before the span ends (a model call's
+        snapshot, taken as it ends): the span's end takes their ids from this snapshot instead of
+        comparing the conversation again."""
         if self._fork_pending:
             self._open_fork_files()
         # What is queued happened before this snapshot: it goes first.
@@ -983,6 +996,11 @@ class SessionRecorder:
                 if written is not None:
                     tier.snapshot = (written, message_ids, carried)
                     tier.snapshot_raw = raw
+                tier.span_messages = None
+                if span_messages is not None and sid is not None:
+                    inputs, outputs = span_messages
+                    if len(inputs) + len(outputs) == len(message_ids):
+                        tier.span_messages = (sid, inputs, len(inputs), outputs, len(outputs), message_ids)
             return snapshot_id
 
 
@@ -1001,6 +1019,21 @@ def _frozen(value: Any) -> Any:
         return orjson.dumps(value)
     except (TypeError, orjson.JSONEncodeError):
         return None
+
+
+def _snapshot_ids(tier: _Tier, sid: int, key: str, messages: list[Any]) -> list[Any] | None:
+    """The ids of a model call's input or output messages as its automatic snapshot found them
+    (see ``span_messages`` in SessionRecorder.snapshot): the same list, as long as it was then;
+    ``None`` when they are not known so."""
+    known = tier.span_messages
+    if known is None or known[0] != sid:
+        return None
+    _sid, inputs, n_in, outputs, n_out, ids = known
+    if key == "input_messages" and messages is inputs and len(messages) == n_in:
+        return ids[:n_in]
+    if key == "output_messages" and messages is outputs and len(messages) == n_out:
+        return ids[n_in:]
+    return None
 
 
 def _same_fields(raw: dict[str, Any], before: dict[str, Any]) -> tuple[str, ...]:

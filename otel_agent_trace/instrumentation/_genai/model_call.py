@@ -309,6 +309,7 @@ class ModelCall:
             },
             self.span,
             tool_names(self.tool_definitions),
+            span_messages=(self.input_messages, result.output_messages),
         )
 
     def _content_on_span(self, result: ModelResult, on_span: bool, in_events: bool) -> None:
@@ -348,10 +349,14 @@ def record_snapshot(
     model_info: dict[str, Any],
     span: Any,
     tools_loaded: Sequence[str] = (),
+    span_messages: tuple[Any, Any] | None = None,
 ) -> None:
     """An automatic snapshot after a model turn (messages so far, system prompt, last query and
     result, the tools offered). Messages are stored once each by the recorder, so snapshots stay
-    small."""
+    small. ``span_messages``: the input and output message lists the span's content holds, when
+    ``messages`` is their items and the span ends before they can change (see the recorder's
+    ``snapshot``)."""
+    extra = {"span_messages": span_messages} if span_messages is not None else {}
     rec.snapshot(
         f"after {name}",
         messages=messages,
@@ -362,6 +367,7 @@ def record_snapshot(
         tools_loaded=list(tools_loaded),
         span=span if span is not None and span.is_recording() else None,
         auto=True,
+        **extra,
     )
 
 
