@@ -73,6 +73,7 @@ class _Tier:
         "snapshot_raw",
         "content_raw",
         "span_messages",
+        "prefix",
     )
 
     def __init__(self, writer: TierWriter, policy: TierPolicy):
@@ -99,6 +100,9 @@ class _Tier:
         # (SessionRecorder.snapshot's ``span_messages``): (span id, input list, its length, output
         # list, its length, the snapshot's message ids). The span's end takes its ids from there.
         self.span_messages: tuple[int, list[Any], int, list[Any], int, list[Any]] | None = None
+        # The ids list of ``recent`` the latest _message_ids compared with, and how many of its
+        # leading ids the messages took (so a list of ids built then starts with those).
+        self.prefix: tuple[list[Any], int] = ([], 0)
 
 
 class SessionRecorder:
@@ -770,9 +774,13 @@ class SessionRecorder:
         copies, known_ids = tier.recent
         try:
             same = list(map(operator.eq, messages, copies))  # (as long as the shorter)
-            prefix = same.index(False) if False in same else len(same)
+            try:
+                prefix = same.index(False)
+            except ValueError:
+                prefix = len(same)
         except Exception:  # an odd object's comparison (not a message of ours): no prefix
             prefix = 0
+        tier.prefix = (known_ids, prefix)
         ids = known_ids[:prefix]
         if prefix < len(messages):
             rest = messages[prefix:]
@@ -949,6 +957,9 @@ class SessionRecorder:
                     parent = self._span_entry(w, sid)
                 message_ids = self._message_ids(tier, messages, parent, sid, remember=True)
                 previous = tier.snapshot
+                # The leading ids known equal to the previous snapshot's (taken from its list).
+                known, same_ids = tier.prefix
+                same_ids = same_ids if previous is not None and known is previous[1] else 0
                 same = _same_fields(raw, tier.snapshot_raw) if previous is not None else ()
                 before = previous[2] if previous is not None else {}
                 policy = tier.policy
@@ -983,7 +994,7 @@ class SessionRecorder:
                     for key, value in carried.items():
                         if key not in before or before[key] != value:
                             fields[key] = value
-                fields["message_ids"] = _by_reference(previous, message_ids)
+                fields["message_ids"] = _by_reference(previous, message_ids, same_ids)
                 fields["messages_count"] = len(message_ids)
                 fields["entries_before"] = w.entries
                 if state is not None:
@@ -1095,19 +1106,25 @@ def _plain_chars(key: Any) -> int:
 _MIN_REFERENCE = 8
 
 
-def _by_reference(snapshot: tuple[str, list[Any], dict[str, Any]] | None, ids: list[Any]) -> Any:
+def _by_reference(
+    snapshot: tuple[str, list[Any], dict[str, Any]] | None, ids: list[Any], same: int = 0
+) -> Any:
     """A list of message ids as written: ``{"base": <snapshot entry>, "keep": n, "add": [...]}``
     (the first ``n`` ids of the file's latest snapshot, then ``add``) when that is shorter than
-    the list, so a growing conversation adds only its new ids to the file."""
+    the list, so a growing conversation adds only its new ids to the file. ``same``: how many
+    leading ids are known to be the snapshot's (not compared again)."""
     if snapshot is None or len(ids) < _MIN_REFERENCE:
         return ids
     base = snapshot[1]
     keep = min(len(base), len(ids))
-    if ids[:keep] != base[:keep]:  # the longest common prefix, by halving (compares run in C)
-        low, high = 0, keep - 1  # ids[:low] == base[:low]; ids[:high + 1] != base[:high + 1]
+    low = min(same, keep)
+    if ids[low:keep] != base[low:keep]:  # the longest common prefix, by halving (compares run in C)
+        high = keep - 1  # ids[:low] == base[:low]; ids[:high + 1] != base[:high + 1]
+        if low < high and ids[low] != base[low]:  # (the common case: the first one not known)
+            high = low
         while low < high:
             middle = (low + high + 1) // 2
-            if ids[:middle] == base[:middle]:
+            if ids[low:middle] == base[low:middle]:
                 low = middle
             else:
                 high = middle - 1
