@@ -6,7 +6,7 @@ from typing import Any
 
 from otel_agent_trace import semconv
 from otel_agent_trace.instrumentation._genai.calls import CallSpec
-from otel_agent_trace.instrumentation._genai.jsonable import jsonable
+from otel_agent_trace.instrumentation._genai.jsonable import jsonable, jsonable_list
 from otel_agent_trace.instrumentation._genai.model_call import ModelResult
 from otel_agent_trace.instrumentation._genai.params import (
     messages_list,
@@ -80,7 +80,7 @@ class MessagesSpec(CallSpec):
         return model_of(kwargs), request_params(kwargs), stream_flag(kwargs)
 
     def input(self, kwargs: dict[str, Any]) -> tuple[list[Any], Any, Any]:
-        messages = [jsonable(m) for m in messages_list(kwargs.get("messages")) or []]
+        messages = jsonable_list(messages_list(kwargs.get("messages")) or [])
         system = kwargs.get("system")
         system = jsonable(system) if isinstance(system, (str, list, tuple)) else None
         tools = kwargs.get("tools")

@@ -6,7 +6,7 @@ from typing import Any
 
 from otel_agent_trace import semconv
 from otel_agent_trace.instrumentation._genai.calls import CallSpec
-from otel_agent_trace.instrumentation._genai.jsonable import jsonable, text_of
+from otel_agent_trace.instrumentation._genai.jsonable import jsonable, jsonable_list, text_of
 from otel_agent_trace.instrumentation._genai.model_call import ModelResult
 from otel_agent_trace.instrumentation._genai.params import (
     messages_list,
@@ -59,7 +59,7 @@ class ChatSpec(CallSpec):
 
     def input(self, kwargs: dict[str, Any]) -> tuple[list[Any], Any, Any]:
         messages = messages_list(kwargs.get("messages")) or []
-        messages = [jsonable(m) for m in messages]
+        messages = jsonable_list(messages)
         tools = kwargs.get("tools")
         tools = jsonable(tools) if isinstance(tools, (list, tuple)) else None
         return messages, _system(messages), tools

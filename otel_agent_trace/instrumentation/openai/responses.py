@@ -6,7 +6,7 @@ from typing import Any
 
 from otel_agent_trace import semconv
 from otel_agent_trace.instrumentation._genai.calls import CallSpec
-from otel_agent_trace.instrumentation._genai.jsonable import jsonable
+from otel_agent_trace.instrumentation._genai.jsonable import jsonable, jsonable_list
 from otel_agent_trace.instrumentation._genai.model_call import ModelResult
 from otel_agent_trace.instrumentation._genai.params import (
     model_of,
@@ -90,7 +90,7 @@ class ResponsesSpec(CallSpec):
         if isinstance(raw, str):
             messages: list[Any] = [{"role": "user", "content": raw}]
         elif isinstance(raw, (list, tuple)):
-            messages = [jsonable(m) for m in raw]
+            messages = jsonable_list(raw)
         else:
             messages = []
         instructions = kwargs.get("instructions")
