@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import operator
 import os
+import queue
 import threading
 import time
 from pathlib import Path
@@ -105,6 +106,15 @@ class _Tier:
         self.prefix: tuple[list[Any], int] = ([], 0)
 
 
+def _drain(wake: queue.SimpleQueue[None]) -> None:
+    """Forget the wake-ups already sent (the flusher is awake)."""
+    try:
+        while True:
+            wake.get_nowait()
+    except queue.Empty:
+        pass
+
+
 class SessionRecorder:
     """Records one session into one JSONL file per tier, as things happen; exports ZIPs at stop."""
 
@@ -154,7 +164,10 @@ class SessionRecorder:
         self._pending: list[Any] = []  # spans whose start is not written yet, and span events
         self._flusher: threading.Thread | None = None
         self._flusher_idle = True
-        self._wake = threading.Event()
+        # The flusher's wake-up: a SimpleQueue, whose put is one C call. (A threading.Event's set
+        # holds a Python-level lock: a SIGTERM handler stopping the session while the main thread
+        # was inside set() deadlocked on it until the watchdog killed the process.)
+        self._wake: queue.SimpleQueue[None] = queue.SimpleQueue()
 
     # --- lifecycle -----------------------------------------------------------------------------
 
@@ -265,7 +278,7 @@ class SessionRecorder:
                 return list(self.zip_paths)
             self._flush_queue()  # spans still running are in the file, marked unfinished
             self._stopped = True
-            self._wake.set()  # the flusher thread ends
+            self._wake.put(None)  # the flusher thread ends
             self.stopped_ns = self._clock()
             if sink.active() is self:
                 sink.set_active(None)
@@ -638,7 +651,7 @@ class SessionRecorder:
                 )
                 self._flusher.start()
         else:
-            self._wake.set()
+            self._wake.put(None)
 
     def _flush_loop(self) -> None:
         """Writes queued starts within the window; sleeps without wake-ups while none are queued."""
@@ -646,8 +659,12 @@ class SessionRecorder:
         try:
             while not self._stopped:
                 while not self._stopped:
-                    if wake.wait(self._window):  # a sleep that stop() cuts short
-                        wake.clear()
+                    if self._window:
+                        try:  # a sleep that stop() cuts short
+                            wake.get(timeout=self._window)
+                        except queue.Empty:
+                            pass
+                    _drain(wake)
                     if self._stopped:
                         return
                     self._flusher_idle = True  # before looking: a start queued after the look wakes us
@@ -657,8 +674,8 @@ class SessionRecorder:
                     with self._lock:
                         if not self._stopped:
                             self._flush_queue()
-                wake.wait()
-                wake.clear()
+                wake.get()
+                _drain(wake)
         except Exception as exc:  # pragma: no cover - never let the thread die noisily
             self._window = 0.0  # write starts at once from now on
             internal_error("the flusher thread", exc)
