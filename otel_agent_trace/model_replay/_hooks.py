@@ -28,3 +28,20 @@ def answer_tool_call(span: Any, name: str, call_id: str | None = None) -> tuple[
     if found and span is not None:
         span.set_attribute("agent_trace.replay.tool_result", "recorded")
     return found, result
+
+
+def answer_call(call: Any, name: str, call_id: str | None = None) -> tuple[bool, Any]:
+    """:func:`answer_tool_call` for a wrapper's tool call (``owned``, ``span``, ``fail``,
+    ``finish``): answered, the call is finished with the recorded result; the replay's stop
+    fails it and is raised. A call that joined an enclosing tool span is left to that span's
+    owner (it asked already): ``(False, None)``."""
+    if not call.owned:
+        return False, None
+    try:
+        found, result = answer_tool_call(call.span, name, call_id)
+    except BaseException as exc:  # the replay's stop: no recorded call left
+        call.fail(exc)
+        raise
+    if found:
+        call.finish(result)
+    return found, result

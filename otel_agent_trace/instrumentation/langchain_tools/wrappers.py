@@ -81,19 +81,10 @@ def _recorded(call: ToolCall, tool: Any, kwargs: dict[str, Any]) -> Any:
     """Under a model replay with ``--tools recorded``: what ``run`` would return for this call,
     from the recording (the span finished with it); else :data:`_RUN`. A call that joined an
     enclosing tool span is left to that span's owner (it asked already)."""
-    if not call.owned:
-        return _RUN
     call_id = kwargs.get("tool_call_id")
     name = str(getattr(tool, "name", None) or type(tool).__name__)
-    try:
-        found, result = _replay.answer_tool_call(call.span, name, call_id)
-    except BaseException as exc:  # the replay's stop: no recorded call left
-        call.fail(exc)
-        raise
-    if not found:
-        return _RUN
-    call.finish(result)
-    return _output(tool, call_id, result)
+    found, result = _replay.answer_call(call, name, call_id)
+    return _output(tool, call_id, result) if found else _RUN
 
 
 def _output(tool: Any, call_id: Any, result: Any) -> Any:

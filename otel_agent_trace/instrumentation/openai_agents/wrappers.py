@@ -65,18 +65,11 @@ def _recorded(call: ToolCall, wrapped: Any, kwargs: dict[str, Any]) -> Any:
     """Under a model replay with ``--tools recorded``: the invocation result for this call from
     the recording (the span finished with it); else :data:`_RUN`. A call that joined an
     enclosing tool span is left to that span's owner."""
-    if not call.owned:
-        return _RUN
     tool = kwargs.get("function_tool")
     call_id = getattr(kwargs.get("context"), "tool_call_id", None)
-    try:
-        found, output = _replay.answer_tool_call(call.span, str(getattr(tool, "name", "tool")), call_id)
-    except BaseException as exc:  # the replay's stop: no recorded call left
-        call.fail(exc)
-        raise
+    found, output = _replay.answer_call(call, str(getattr(tool, "name", "tool")), call_id)
     if not found:
         return _RUN
-    call.finish(output)
     # what the wrapped function returns: the SDK's result holder (output and metadata)
     holder = getattr(
         sys.modules.get(getattr(wrapped, "__module__", "")), "_FunctionToolInvocationResult", None
