@@ -141,3 +141,23 @@ def test_the_agents_messages_reach_the_recorder_unchanged_and_uncopied_when_plai
     assert jsonable(messages[1]) is messages[1]  # plain JSON: the same object, not a copy per call
     odd = {"role": "user", "content": [{"type": "text", "text": "hi"}], "name": omit}
     assert jsonable(odd) == {"role": "user", "content": [{"type": "text", "text": "hi"}]}  # a copy
+
+
+def test_a_strands_model_span_takes_the_http_facts_too(http_layer, recording, llm, memory_exporter):
+    """Strands' own ``chat`` span (claimed by our Strands instrumentation) gets the facts of the
+    request its OpenAI provider sends: no ``POST`` span under it."""
+    from strands import Agent
+    from strands.models.openai import OpenAIModel
+
+    model = OpenAIModel(
+        client_args={"base_url": llm.openai_url, "api_key": "sk-test", "max_retries": 0},
+        model_id="gpt-4o-mini",
+    )
+    llm.queue("openai_chat_final_stream")  # Strands' provider always streams
+    Agent(model=model, name="plain", callback_handler=None)("Hi there")
+    spans = memory_exporter.get_finished_spans()
+    assert not [s.name for s in spans if s.name in ("POST", "HTTP")]
+    (chat,) = [s for s in spans if s.name == "chat gpt-4o-mini"]
+    a = chat.attributes
+    assert a["server.address"] == "127.0.0.1" and a["server.port"] == llm.port
+    assert a["http.response.status_code"] == 200 and a["agent_trace.http.duration"] > 0

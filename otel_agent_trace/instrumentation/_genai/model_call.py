@@ -181,10 +181,13 @@ class ModelCall:
     # -- context --------------------------------------------------------------------------------
 
     def activate(self) -> tuple[object, object] | None:
-        """Make our span current (and the one the HTTP request under it is recorded on)."""
-        if self.mode != "own":
-            return None
-        return otel_context.attach(trace.set_span_in_context(self.span)), MODEL_SPAN.set(self.span)
+        """Make our span current and the one the HTTP request under it is recorded on (a claimed
+        framework span is already current: only the latter)."""
+        if self.mode == "own":
+            return otel_context.attach(trace.set_span_in_context(self.span)), MODEL_SPAN.set(self.span)
+        if self.mode == "claimed":
+            return None, MODEL_SPAN.set(self.span)
+        return None
 
     @staticmethod
     def deactivate(token: tuple[object, object] | None) -> None:
@@ -193,7 +196,8 @@ class ModelCall:
                 MODEL_SPAN.reset(token[1])  # type: ignore[arg-type]
             except ValueError:  # another context (a generator finalised elsewhere)
                 MODEL_SPAN.set(None)
-            otel_context.detach(token[0])  # type: ignore[arg-type]  # logs, never raises
+            if token[0] is not None:
+                otel_context.detach(token[0])  # type: ignore[arg-type]  # logs, never raises
 
     def call(self, wrapped: Any, args: Any, kwargs: Any) -> Any:
         """Call the SDK with this span current; on an exception, record it, end the span and
