@@ -6,10 +6,15 @@ import operator
 from itertools import chain, compress, repeat
 from typing import Any
 
+import orjson
+
 from otel_agent_trace.session_format.messages import text_of  # noqa: F401 (re-exported)
 
 _SCALARS = (str, int, float, bool, type(None))
 _SCALAR_TYPES = frozenset(_SCALARS)
+# Plain JSON only: a dataclass, datetime or subclass of str/int/dict/list makes orjson raise.
+_STRICT = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
+_dumps = orjson.dumps
 
 
 def is_given(value: Any) -> bool:
@@ -34,15 +39,20 @@ def jsonable(value: Any, depth: int = 0) -> Any:
                 break
         else:  # already plain JSON (most messages): the object itself, no copy
             return value
+        if depth == 0 and _plain(value):  # nested plain JSON (tool calls, parts): checked in C
+            return value
         return {str(k): jsonable(v, depth + 1) for k, v in value.items() if is_given(v) or v is None}
     if isinstance(value, (list, tuple)):
+        if depth == 0 and type(value) is list and _plain(value):
+            return value
         return [jsonable(v, depth + 1) for v in value]
     dump = getattr(value, "model_dump", None)
     if callable(dump):
         try:
-            return jsonable(dump(exclude_none=True, mode="json"), depth + 1)
+            dumped = dump(exclude_none=True, mode="json")
         except TypeError:
             return jsonable(dump(), depth + 1)
+        return dumped if _plain(dumped) else jsonable(dumped, depth + 1)
     if isinstance(value, (bytes, bytearray)):
         return {"type": "bytes", "size": len(value)}
     if hasattr(value, "__iter__") and not isinstance(value, (str, bytes)):
@@ -51,6 +61,16 @@ def jsonable(value: Any, depth: int = 0) -> Any:
         except TypeError:
             pass
     return repr(value)
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``value`` is plain JSON already (dicts with ``str`` keys, lists, scalars; no
+    sentinel, tuple subclass or model inside): then it needs no copy. One orjson pass in C."""
+    try:
+        _dumps(value, option=_STRICT)
+    except TypeError:  # orjson.JSONEncodeError: a type that is not plain JSON, or too deep
+        return False
+    return True
 
 
 def jsonable_list(values: Any) -> list[Any]:

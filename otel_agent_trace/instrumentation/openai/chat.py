@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Any
 
 from otel_agent_trace import semconv
@@ -21,10 +22,18 @@ PROVIDER = "openai"
 
 
 def _system(messages: list[Any]) -> Any:
+    """The text of the system (or developer) messages: one, a list of several, or ``None``.
+    Which messages those are is found in C (a long conversation costs no Python step a message)."""
+    try:
+        roles = list(map(dict.get, messages, repeat("role")))
+    except TypeError:  # not all dicts
+        roles = [m.get("role") if isinstance(m, dict) else None for m in messages]
+    if "system" not in roles and "developer" not in roles:
+        return None
     texts = [
         text_of(m.get("content"))
-        for m in messages
-        if isinstance(m, dict) and m.get("role") in ("system", "developer")
+        for m, role in zip(messages, roles)
+        if role in ("system", "developer") and isinstance(m, dict)
     ]
     texts = [t for t in texts if t]
     if not texts:

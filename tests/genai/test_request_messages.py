@@ -1,0 +1,75 @@
+"""What a chat request's messages become in the session: the conversation an agent loop really
+sends (tool calls, tool results, content parts, the SDK's own message objects, sentinels) is
+rebuilt exactly from the checkpoint file, and its system prompt is found wherever it is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from otel_agent_trace.offline.loader import load_session
+from tests.genai.genai_helpers import strip_digests
+
+TOOL_CALL = {
+    "id": "call_1",
+    "type": "function",
+    "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'},
+}
+
+
+def _checkpoint_file(session: Any) -> Any:
+    return next(p for p in session.files if "checkpoint" in p.name)
+
+
+def test_an_agent_loops_messages_are_rebuilt_exactly(openai_client, llm, checkpoint):
+    from openai import NOT_GIVEN
+    from openai.types.chat import ChatCompletionMessage
+
+    sdk_message = ChatCompletionMessage(role="assistant", content="Let me check.")  # passed back as is
+    parts = [{"type": "text", "text": "and this"}, {"type": "text", "text": "too"}]
+    messages: list[Any] = [
+        {"role": "developer", "content": "Answer in one line."},
+        {"role": "user", "content": "Weather in Oslo?"},
+        sdk_message,
+        {"role": "assistant", "content": None, "tool_calls": [TOOL_CALL]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "12 °C"},
+        {"role": "user", "content": parts, "name": NOT_GIVEN},  # a sentinel is left out
+    ]
+    llm.queue("openai_chat_final")
+    openai_client.chat.completions.create(model="gpt-4o-mini", messages=messages)
+    path = _checkpoint_file(checkpoint)
+    checkpoint.stop()
+    (snapshot,) = load_session(path).snapshots
+    sent = strip_digests(snapshot["agent_messages"][: len(messages)])
+    assert sent == [
+        messages[0],
+        messages[1],
+        {"role": "assistant", "content": "Let me check."},
+        messages[3],
+        messages[4],
+        {"role": "user", "content": parts},
+    ]
+    assert snapshot["system_prompt"] == "Answer in one line."
+    assert isinstance(messages[2], ChatCompletionMessage)  # the agent's objects untouched
+    assert messages[5]["name"] is NOT_GIVEN
+
+
+def test_the_system_prompt_is_found_after_a_long_conversation(openai_client, llm, checkpoint):
+    messages = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i}"} for i in range(50)]
+    messages.append({"role": "system", "content": "Late instructions."})
+    messages.append({"role": "user", "content": "and now?"})
+    llm.queue("openai_chat_final")
+    openai_client.chat.completions.create(model="gpt-4o-mini", messages=messages)
+    path = _checkpoint_file(checkpoint)
+    checkpoint.stop()
+    (snapshot,) = load_session(path).snapshots
+    assert snapshot["system_prompt"] == "Late instructions."
+    assert strip_digests(snapshot["agent_messages"][: len(messages)]) == messages
+
+
+def test_no_system_prompt_is_none(openai_client, llm, checkpoint):
+    llm.queue("openai_chat_final")
+    openai_client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}])
+    path = _checkpoint_file(checkpoint)
+    checkpoint.stop()
+    (snapshot,) = load_session(path).snapshots
+    assert not snapshot.get("system_prompt")
