@@ -7,12 +7,15 @@ state as JSON; no pickle is ever written).
 
 from __future__ import annotations
 
-import io
+import _thread
 import os
+import queue
+import re
 import secrets
 import time
 import zipfile
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +23,8 @@ import orjson
 
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace._internal.guard import own_io
-from otel_agent_trace.session_format.reader import open_regular
+from otel_agent_trace.session_format.reader import MAX_LINE_BYTES, open_regular
+from otel_agent_trace.session_format.views import MESSAGE_ENTRY_KEYS, MESSAGE_OWN_KEYS
 
 if TYPE_CHECKING:
     from .recorder import SessionRecorder
@@ -29,7 +33,7 @@ if TYPE_CHECKING:
 # ``fmt`` loads its modules on first use; an export's are loaded with this module (at session
 # start: lifecycle.start_session), not at exit, where defining their dataclasses would make an
 # interrupted CPython exit with status 1 instead of dying of SIGINT.
-_USES = (fmt.child_files, fmt.iter_lines, fmt.snapshot_view)
+_USES = (fmt.child_files, fmt.iter_lines, fmt.snapshot_view, fmt.message_view)
 
 _unfinished: set[Path] = set()  # temporary files being written (see discard_unfinished)
 
@@ -65,11 +69,12 @@ def export_zip(recorder: SessionRecorder, writer: TierWriter) -> Path:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if tier == "checkpoint" else 0o644)
             with open(fd, "wb", closefd=True) as raw, zipfile.ZipFile(raw, "w") as zf:
                 size = sum(_size(path) for path in paths)
-                scans = []
                 with zf.open(_member(fmt.ZIP_EVENTS, stamp, size), "w", force_zip64=True) as member:
-                    for path in paths:
-                        scans.append(_copy_and_scan(path, member))
-                snapshots, raw_snapshots, total_entries = _snapshots(scans)
+                    reader = _ReadAhead(paths, member.write)
+                    try:
+                        snapshots, raw_snapshots, total_entries = _snapshots(paths, reader)
+                    finally:
+                        reader.close()
                 metadata = _metadata(recorder, paths, stamp, tier, total_entries, len(snapshots))
                 resume = _resume_state(snapshots, raw_snapshots[-1] if raw_snapshots else None, tier)
                 for member_name, value in (
@@ -162,141 +167,471 @@ def _size(path: Path) -> int:
 
 # --- snapshots.json without parsing every line -----------------------------------------------
 #
-# Only the lines that can be a snapshot or a message entry are parsed: those holding the type's
-# name as a JSON string (any line of that type does; a few others may, and are parsed and told
-# apart as before). The rest are only counted, by newline, a chunk at a time. The lines kept are
-# read by ``fmt.iter_lines`` after the file's root entry, as the whole file would be (a format 1.2
-# file is upgraded alike), and the snapshots built by ``fmt.snapshot_view`` as
-# ``fmt.build_snapshots`` builds them: the same ``snapshots.json`` as before, at copying speed.
+# The files are read once, by a thread of their own (``_ReadAhead``) that also writes each chunk
+# to the ZIP member (read, CRC-32 and write release the GIL), while this thread scans the chunk:
+# its lines are counted by newline, and the lines that can be snapshot entries (those holding
+# "snapshot" as a JSON string) are read by ``fmt.iter_lines`` after the file's root entry, as the
+# whole file would be (a format 1.2 file is upgraded alike). The messages a snapshot names are
+# then looked for where the recorder writes them, just before it: from the snapshot's line
+# backwards, in the chunk (and the few before it) still in memory, one ``bytes.rfind`` per message
+# (``_Resolver``). Each message is parsed once, however many snapshots name it. The snapshots are
+# built by ``fmt.snapshot_view`` as ``fmt.build_snapshots`` builds them.
+#
+# A message not found there (written long before, or not a message, or missing) is left to a
+# second pass over the files (``_message_lines``), which finds every message line of the ids
+# left, by one regular expression per chunk, and keeps the last of each id as ``build_snapshots``
+# does. The search backwards finds the message line of an id nearest before the snapshot: the
+# same one, since the writer never repeats an id in a file (entry ids are the file's prefix and
+# a sequence number).
 
-_CHUNK = 4 << 20
+_CHUNK = 4 << 20  # below MAX_LINE_BYTES: a line longer than the reader reads is never within one
+_AHEAD = 4  # chunks read ahead of the scan
+_KEPT = 3  # regions kept for the search backwards (the current chunk and the two before it)
+_SEARCH_BUDGET = 32 << 20  # bytes searched backwards beyond twice the bytes scanned
 _SNAPSHOT_TOKEN = b'"' + fmt.SNAPSHOT.encode() + b'"'
 _MESSAGE_TOKEN = b'"' + fmt.MESSAGE.encode() + b'"'
 _ID_PREFIX = b'{"id":"'  # how the writer starts every line
+_LONGEST = MAX_LINE_BYTES + 1  # a line of more bytes (its newline counted) is dropped by the reader
+# The start of a message line as the writer writes it; the id (group 1) and the parent's have no
+# quote, backslash or newline. One match per such line (at its newline: the first line of a region
+# is matched alone, by _MESSAGE_HEAD); each holds the only "message" token of its match.
+_MESSAGE_HEAD = re.compile(
+    rb'\{"id":"([^"\\\n]*)","parent_id":"[^"\\\n]*","type":"' + fmt.MESSAGE.encode() + b'"'
+)
+_MESSAGE_LINE = re.compile(b"\n" + _MESSAGE_HEAD.pattern)
+# A message line's bookkeeping as the writer writes it, every value plain (strings of printable
+# ASCII without quote or backslash, a 64-bit integer ts): the rest of the line, from the quote of
+# its next key, is the message itself (see _view).
+_TEXT = rb'"[\x20\x21\x23-\x5b\x5d-\x7e]*"'
+_BOOKKEEPING = re.compile(
+    rb'\{"id":'
+    + _TEXT
+    + rb',"parent_id":'
+    + _TEXT
+    + rb',"type":"'
+    + fmt.MESSAGE.encode()
+    + rb'","layer":'
+    + _TEXT
+    + rb',"ts":(?:0|[1-9][0-9]{0,18}),"digest":'
+    + _TEXT
+    + rb',(?:"span_id":'
+    + _TEXT
+    + rb',)?(?=")'
+)
+_NOT_VIEWED = MESSAGE_ENTRY_KEYS | {MESSAGE_OWN_KEYS}
+_Region = tuple[bytes, int, int]  # buf, start, end: buf[start:end] holds whole lines
+
+
+class _ReadAhead:
+    """The chunks of ``paths``, read in turn by a thread of its own a few chunks ahead of the
+    caller: :meth:`chunks` gives those of the next file. Each chunk is handed to ``sink`` (the ZIP
+    member's ``write``) after it is queued for the caller, so the copy runs while the caller scans.
+    Where no thread can be started (at interpreter shutdown), the caller reads and copies itself."""
+
+    def __init__(self, paths: list[Path], sink: Callable[[bytes], Any] | None):
+        self._paths = paths
+        self._sink = sink
+        self._queue: queue.Queue[bytes | None] = queue.Queue(_AHEAD)
+        self._stopping = False
+        self._error: BaseException | None = None
+        self._done = _thread.allocate_lock()
+        self._done.acquire()
+        self._next = 0  # the next file to give (without a thread)
+        try:
+            _thread.start_new_thread(self._run, ())
+            self.threaded = True
+        except RuntimeError:  # interpreter shutdown: no new thread
+            self._done.release()
+            self.threaded = False
+
+    def _put(self, item: bytes | None) -> bool:
+        while not self._stopping:
+            try:
+                self._queue.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _run(self) -> None:
+        try:
+            with own_io():
+                for path in self._paths:
+                    for chunk in _file_chunks(path, self._sink):
+                        if not self._put(chunk):
+                            return
+                    if not self._put(b""):
+                        return
+        except BaseException as exc:  # handed to the caller
+            self._error = exc
+        finally:
+            self._put(None)
+            self._done.release()
+
+    def chunks(self) -> Iterator[bytes]:
+        """The next file's chunks."""
+        if not self.threaded:
+            path = self._paths[self._next]
+            self._next += 1
+            yield from _file_chunks(path, self._sink)
+            return
+        while True:
+            item = self._queue.get()
+            if not item:
+                if item is None:  # the thread ended early: by an error
+                    self._queue.put(None)
+                    self._raise()
+                    raise RuntimeError("the read ahead ended early")  # pragma: no cover
+                return
+            yield item
+
+    def _raise(self) -> None:
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+
+    def close(self) -> None:
+        """Wait for the thread (at most until the chunk it copies is written); raise its error."""
+        if self.threaded:
+            self._stopping = True
+            while not self._done.acquire(timeout=0.05):
+                try:
+                    self._queue.get_nowait()
+                except queue.Empty:
+                    pass
+            self._done.release()
+        self._raise()
+
+
+def _file_chunks(path: Path, sink: Callable[[bytes], Any] | None) -> Iterator[bytes]:
+    with open_regular(path) as src:
+        while chunk := src.read(_CHUNK):
+            yield chunk
+            if sink is not None:
+                sink(chunk)
+
+
+def _regions(chunks: Iterable[bytes]) -> Iterator[_Region]:
+    """``(buf, start, end)`` in file order: ``buf[start:end]`` holds whole lines, each with its
+    newline (a chunk's own, in place; a line spread over chunks, joined). A line longer than the
+    reader reads is given as a blank line (counted, never parsed; its bytes are not kept); a last
+    line without a newline comes last, with one added, if it parses (else it is torn: left out)."""
+    pieces: list[bytes] = []  # the start of a line not yet ended
+    pending = 0  # its length
+    dropping = False  # within a line too long: its bytes are dropped up to its newline
+    for chunk in chunks:
+        first = chunk.find(b"\n")
+        if first < 0:
+            if not dropping:
+                pending += len(chunk)
+                pieces.append(chunk)
+                if pending > _LONGEST:
+                    pieces, pending, dropping = [], 0, True
+            continue
+        start = 0
+        if pieces or dropping:
+            if dropping or pending + first + 1 > _LONGEST:
+                yield b"\n", 0, 1
+            else:
+                pieces.append(chunk[: first + 1])
+                line = b"".join(pieces)
+                yield line, 0, len(line)
+            pieces, pending, dropping = [], 0, False
+            start = first + 1
+        end = chunk.rfind(b"\n") + 1
+        if start < end:
+            yield chunk, start, end
+        if end < len(chunk):
+            pieces, pending = [chunk[end:]], len(chunk) - end
+    if pieces:
+        last = b"".join(pieces)
+        if last.strip():
+            try:  # a line cut short by a crash is left out, as the reader leaves it out
+                orjson.loads(last)
+            except orjson.JSONDecodeError:
+                return
+            yield last + b"\n", 0, len(last) + 1
+
+
+class _Feed:
+    """A stream for ``fmt.iter_lines`` of the lines an iterator gives (each with its newline)."""
+
+    def __init__(self, lines: Iterator[bytes]):
+        self._lines = lines
+
+    def read(self, size: int = -1) -> bytes:
+        return next(self._lines, b"")
 
 
 class _Scan:
-    """What the copy of one file found: its root line, its candidate snapshot lines (with their
-    entry number in the session) and how many entries it holds."""
+    """The copy pass over one file: its lines counted, its candidate snapshot lines given to
+    ``fmt.iter_lines`` (:meth:`lines`: the root line first), each with where it was found."""
 
-    def __init__(self, path: Path, first_index: int):
+    def __init__(self, path: Path, chunks: Iterable[bytes]):
         self.path = path
-        self.first_index = first_index
-        self.root: bytes | None = None
-        self.snapshot_lines: list[tuple[int, bytes]] = []
         self.entries = 0
+        self.scanned = 0  # bytes scanned so far
+        self._chunks = chunks
+        # (candidate number, entry number in the file, its region, its start, the regions before)
+        self.found: deque[tuple[int, int, _Region, int, tuple[_Region, ...]]] = deque()
+
+    def lines(self) -> Iterator[bytes]:
+        count = 0
+        number = 0
+        token = _SNAPSHOT_TOKEN
+        kept: deque[_Region] = deque(maxlen=_KEPT)
+        root = True
+        for region in _regions(self._chunks):
+            buf, start, end = region
+            pos = start
+            if root:
+                root = False
+                pos = buf.find(b"\n", start, end) + 1
+                count = 1
+                yield buf[start:pos]
+            before = tuple(kept)
+            kept.append(region)
+            counted = pos
+            at = buf.find(token, pos, end)
+            while at >= 0:
+                line = buf.rfind(b"\n", pos, at) + 1 or pos
+                stop = buf.find(b"\n", at, end) + 1
+                count += buf.count(b"\n", counted, line)
+                counted = line
+                self.found.append((number, count, region, line, before))
+                number += 1
+                yield buf[line:stop]
+                at = buf.find(token, stop, end)
+            count += buf.count(b"\n", counted, end)
+            self.scanned += end - start
+        self.entries = count
+
+    def where(self, number: int) -> tuple[int, _Region, int, tuple[_Region, ...]]:
+        """Where candidate ``number`` (in the order given) was found."""
+        while self.found[0][0] < number:
+            self.found.popleft()
+        return self.found.popleft()[1:]
 
 
-def _blocks(path: Path) -> Iterator[tuple[bytes, bytes, int]]:
-    """``(chunk, buf, end)`` for each chunk read from ``path``: ``buf[:end]`` holds whole lines
-    (those the chunk completes); a last line without a newline comes last, with one added."""
-    carry = b""
-    with open_regular(path) as src:
-        while chunk := src.read(_CHUNK):
-            buf = carry + chunk if carry else chunk
-            end = buf.rfind(b"\n") + 1
-            carry = buf[end:]
-            yield chunk, buf, end
-    if carry.strip():
-        try:  # a line cut short by a crash is left out, as the reader leaves it out
-            orjson.loads(carry)
-        except orjson.JSONDecodeError:
-            return
-        yield b"", carry + b"\n", len(carry) + 1
+class _Resolver:
+    """The session's snapshot entries, and the views of the messages they name."""
 
+    def __init__(self) -> None:
+        self.found: list[tuple[int, dict[str, Any]]] = []  # (entry number in the session, entry)
+        self.named: set[str] = set()
+        self.views: dict[str, dict[str, Any]] = {}  # id → its message's view
+        self.left: set[str] = set()  # named, not found near a snapshot naming it
+        self.spent = 0  # bytes searched backwards
+        self.scanned = 0  # bytes scanned by the copy pass so far
 
-def _copy_and_scan(path: Path, member: Any) -> _Scan:
-    """Copy ``path`` into the ZIP member, noting its root line, its candidate snapshot lines and
-    how many entries it holds (lines, counted by newline between the candidates)."""
-    scan = _Scan(path, 0)
-    count = 0
-    token = _SNAPSHOT_TOKEN
-    found = scan.snapshot_lines
-    for chunk, buf, end in _blocks(path):
-        if chunk:
-            member.write(chunk)
-        pos = 0
-        if scan.root is None and end:
-            pos = buf.find(b"\n", 0, end) + 1
-            scan.root = buf[: pos - 1]
-            count = 1
-        counted = pos
-        at = buf.find(token, pos, end)
-        while at >= 0:
-            start = buf.rfind(b"\n", pos, at) + 1 or pos
-            stop = buf.find(b"\n", at, end)
-            count += buf.count(b"\n", counted, start)
-            counted = start
-            found.append((count, buf[start:stop]))
-            at = buf.find(token, stop + 1, end)
-        count += buf.count(b"\n", counted, end)
-    scan.entries = count
-    return scan
-
-
-def _message_lines(scan: _Scan, needed: set[str]) -> list[bytes]:
-    """The lines of ``scan.path`` that may be one of the ``needed`` message entries (an entry whose
-    line does not start with its id is kept, to be told apart once parsed)."""
-    out: list[bytes] = []
-    token, prefix, skip = _MESSAGE_TOKEN, _ID_PREFIX, len(_ID_PREFIX)
-    wanted = {i.encode() for i in needed}
-    first = True
-    for _, buf, end in _blocks(scan.path):
-        pos = 0
-        if first and end:
-            pos = buf.find(b"\n", 0, end) + 1  # the root entry
-            first = False
-        at = buf.find(token, pos, end)
-        while at >= 0:
-            start = buf.rfind(b"\n", pos, at) + 1 or pos
-            stop = buf.find(b"\n", at, end)
-            at = buf.find(token, stop + 1, end)
-            if buf.startswith(prefix, start):
-                close = buf.find(b'"', start + skip, stop)
-                if close > 0 and buf[start + skip : close] not in wanted:
-                    continue
-            out.append(buf[start:stop])
-    return out
-
-
-def _parsed(scan: _Scan, lines: list[bytes]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(position in lines, entry)`` for the lines that parse, read after the file's root entry
-    as the reader reads the whole file."""
-    if scan.root is None or not lines:
-        return
-    stream = io.BytesIO(b"\n".join((scan.root, *lines)) + b"\n")
-    for number, entry in fmt.iter_lines(stream, str(scan.path), issues=[]):
-        if number > 1:
-            yield number - 2, entry
-
-
-def _snapshots(scans: list[_Scan]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
-    """``snapshots.json``'s snapshots, the snapshot entries, and the session's entry count: what
-    ``fmt.build_snapshots`` gives from every entry, from the scanned lines only."""
-    found: list[tuple[int, dict[str, Any]]] = []
-    offset = 0
-    for scan in scans:
-        for k, entry in _parsed(scan, [line for _, line in scan.snapshot_lines]):
-            if entry.get("type") == fmt.SNAPSHOT:
-                found.append((offset + scan.snapshot_lines[k][0], entry))
-        offset += scan.entries
-    needed: set[str] = set()
-    for _, entry in found:
+    def snapshot(
+        self, index: int, entry: dict[str, Any], region: _Region, line: int, before: tuple[_Region, ...]
+    ) -> None:
+        """Note a snapshot entry (entry ``index`` of the session; its line at ``line`` in
+        ``region``, after the regions ``before``) and look for the messages it names first."""
+        self.found.append((index, entry))
         ids = entry.get("message_ids")
-        if isinstance(ids, list):
-            needed.update(i for i in ids if isinstance(i, str))
-    messages: dict[str, dict[str, Any]] = {}
-    if needed:
-        for scan in scans:
-            for _, entry in _parsed(scan, _message_lines(scan, needed)):
-                if entry.get("type") == fmt.MESSAGE and entry.get("id") in needed:
-                    messages[entry["id"]] = entry
-    views = []
+        if not isinstance(ids, list):
+            return
+        named = self.named
+        new = [i for i in ids if isinstance(i, str) and i not in named]
+        if not new:
+            return
+        if len(new) > 1:
+            new = list(dict.fromkeys(new))
+        named.update(new)
+        # The search goes backwards from the snapshot: the recorder writes the messages in order,
+        # each found line is the upper bound of the next search (the hot path is inline).
+        buf, start, _ = region
+        rfind, match, loads, plain = buf.rfind, _BOOKKEEPING.match, orjson.loads, _NOT_VIEWED.isdisjoint
+        views, left = self.views, self.left
+        low = start - 1 if start else 0
+        high = line
+        allowed = _SEARCH_BUDGET + 2 * self.scanned  # (a bound on the search: else the second pass)
+        for entry_id in reversed(new):
+            if self.spent > allowed:
+                left.add(entry_id)
+                continue
+            key = f'\n{{"id":"{entry_id}","parent_id":"'.encode(errors="surrogatepass")
+            at = rfind(key, low, high)
+            if at < 0:
+                self._elsewhere(entry_id, key, region, line, high, before)
+                continue
+            self.spent += high - at
+            high = at
+            found = match(buf, at + 1)
+            if found is not None:
+                body = found.end()
+                try:
+                    view = loads(b"{" + buf[body : buf.find(b"\n", body)])
+                except orjson.JSONDecodeError:
+                    left.add(entry_id)  # not an entry: the second pass looks for another
+                    continue
+                if plain(view):
+                    views[entry_id] = view
+                    continue
+            self._line(entry_id, buf, at + 1)
+
+    def _elsewhere(
+        self,
+        entry_id: str,
+        key: bytes,
+        region: _Region,
+        line: int,
+        high: int,
+        before: tuple[_Region, ...],
+    ) -> None:
+        """Look for a message not found before ``high``: at the region's very start, after
+        ``high`` (named out of order), then in the regions before."""
+        buf, start, _ = region
+        self.spent += line - start
+        if start == 0 and buf.startswith(key[1:]):
+            self._line(entry_id, buf, 0)
+            return
+        at = buf.rfind(key, high, line)
+        if at >= 0:
+            self._line(entry_id, buf, at + 1)
+            return
+        for older, older_start, older_end in reversed(before):
+            at = older.rfind(key, older_start - 1 if older_start else 0, older_end)
+            self.spent += older_end - (at if at >= 0 else older_start)
+            if at >= 0:
+                self._line(entry_id, older, at + 1)
+                return
+            if older_start == 0 and older.startswith(key[1:]):
+                self._line(entry_id, older, 0)
+                return
+        self.left.add(entry_id)
+
+    def _line(self, entry_id: str, buf: bytes, at: int) -> None:
+        viewed = _view(buf[at : buf.find(b"\n", at)])
+        if viewed is None or viewed[0] != entry_id:
+            self.left.add(entry_id)  # not a message entry as it stands: the second pass tells
+        else:
+            self.views[entry_id] = viewed[1]
+
+
+def _message_lines(chunks: Iterable[bytes], wanted: set[bytes], out: list[bytes]) -> None:
+    """Append to ``out`` the lines of a file (its ``chunks``) that may be one of the ``wanted``
+    message entries, in file order: those the writer starts as a message entry of a wanted id, and
+    any other line holding a "message" token whose id is wanted or cannot be told unparsed."""
+    first = True
+    head, lines, token = _MESSAGE_HEAD, _MESSAGE_LINE, _MESSAGE_TOKEN
+    for buf, start, end in _regions(chunks):
+        if first:  # the root entry
+            first = False
+            start = buf.find(b"\n", start, end) + 1
+        if start >= end:
+            continue
+        if start:  # buf[start - 1] is a newline
+            ids = lines.findall(buf, start - 1, end)
+        else:
+            ids = lines.findall(buf, 0, end)
+            match = head.match(buf, 0, end)
+            if match is not None:
+                ids.insert(0, match.group(1))
+        if buf.count(token, start, end) != len(ids):  # a token elsewhere: a line at a time
+            _message_lines_slowly(buf, start, end, wanted, out)
+            continue
+        hits = wanted.intersection(ids)
+        if not hits:
+            continue
+        pos = start
+        for entry_id in ids:
+            if entry_id not in hits:
+                continue
+            key = b'\n{"id":"' + entry_id + b'","parent_id":"'
+            at = buf.find(key, pos - 1 if pos else 0, end) + 1
+            if not at and (pos or not buf.startswith(key[1:])):
+                continue  # pragma: no cover - (every match is a line's start)
+            stop = buf.find(b"\n", at, end)
+            out.append(buf[at:stop])
+            pos = stop + 1
+
+
+def _message_lines_slowly(buf: bytes, start: int, end: int, wanted: set[bytes], out: list[bytes]) -> None:
+    """:func:`_message_lines` for ``buf[start:end]``, a line holding the token at a time."""
+    token, prefix, skip = _MESSAGE_TOKEN, _ID_PREFIX, len(_ID_PREFIX)
+    pos = start
+    at = buf.find(token, pos, end)
+    while at >= 0:
+        line = buf.rfind(b"\n", pos, at) + 1 or pos
+        stop = buf.find(b"\n", at, end)
+        at = buf.find(token, stop + 1, end)
+        pos = stop + 1
+        if buf.startswith(prefix, line):
+            close = buf.find(b'"', line + skip, stop)
+            if close > 0:
+                entry_id = buf[line + skip : close]
+                if entry_id not in wanted and b"\\" not in entry_id:
+                    continue
+        out.append(buf[line:stop])
+
+
+def _view(line: bytes) -> tuple[str, dict[str, Any]] | None:
+    """``(id, fmt.message_view of the entry)`` for a line that parses as a message entry (as the
+    reader parses it), else ``None``. A line whose bookkeeping the writer wrote (``_BOOKKEEPING``:
+    plain values, valid JSON as they stand) has the rest parsed alone: that is the view when it
+    holds none of the bookkeeping keys (their values would replace the ones before, or be moved)."""
+    match = _BOOKKEEPING.match(line)
+    if match is not None:
+        try:
+            view = orjson.loads(b"{" + line[match.end() :])
+        except orjson.JSONDecodeError:
+            return None  # the whole line does not parse either
+        if _NOT_VIEWED.isdisjoint(view):
+            return line[7 : line.index(b'"', 7)].decode(), view
+    try:
+        entry = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    if type(entry) is not dict or entry.get("type") != fmt.MESSAGE:
+        return None
+    entry_id = entry.get("id")
+    if not isinstance(entry_id, str):
+        return None
+    return entry_id, fmt.message_view(entry, entry_id)
+
+
+def _snapshots(
+    paths: list[Path], reader: _ReadAhead
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
+    """``snapshots.json``'s snapshots, the snapshot entries, and the session's entry count: what
+    ``fmt.build_snapshots`` gives from every entry, from the scanned lines only (the chunks of
+    ``paths`` given by ``reader``)."""
+    resolver = _Resolver()
+    offset = scanned = 0
+    for path in paths:
+        scan = _Scan(path, reader.chunks())
+        for number, entry in fmt.iter_lines(_Feed(scan.lines()), str(path), issues=[]):
+            if number == 1:
+                continue  # the root entry
+            index, region, line, before = scan.where(number - 2)
+            if entry.get("type") == fmt.SNAPSHOT:
+                resolver.scanned = scanned + scan.scanned
+                resolver.snapshot(offset + index, entry, region, line, before)
+        offset += scan.entries
+        scanned += scan.scanned
+    views = resolver.views
+    if resolver.left:  # the second pass
+        wanted = {i.encode() for i in resolver.left}
+        again = _ReadAhead(paths, None)
+        try:
+            for _ in paths:
+                lines: list[bytes] = []
+                _message_lines(again.chunks(), wanted, lines)
+                for line in lines:
+                    viewed = _view(line)
+                    if viewed is not None and viewed[0] in resolver.left:
+                        views[viewed[0]] = viewed[1]
+        finally:
+            again.close()
+    snapshots = []
     previous = -1
-    for index, entry in found:
-        views.append(fmt.snapshot_view(entry, messages, index - previous - 1))
+    for index, entry in resolver.found:
+        snapshots.append(fmt.snapshot_view(entry, {}, index - previous - 1, views=views))
         previous = index
-    return views, [entry for _, entry in found], offset
+    return snapshots, [entry for _, entry in resolver.found], offset
 
 
 def _root_meta(path: Path) -> dict[str, Any]:

@@ -57,13 +57,25 @@ def snapshot_view(
     entry: Mapping[str, Any],
     messages: Mapping[str, Mapping[str, Any]],
     events_since_last: int,
+    *,
+    views: Mapping[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """One ``snapshot`` entry in DevDuck's shape, its messages resolved from ``messages`` (entry id
     → message entry). Exactly DevDuck's keys, in its order (``state`` is in the entry and in the
-    ZIP's ``resume.json``)."""
+    ZIP's ``resume.json``).
+
+    ``views`` (entry id → :func:`message_view` of that message entry), when given, is used before
+    ``messages``: the same view object for an id however many snapshots name it (the ZIP writer
+    makes each once)."""
     ids = entry.get("message_ids")
     ids = [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
-    agent_messages = [message_view(messages.get(i), i) for i in ids]
+    if views is None:
+        agent_messages = [message_view(messages.get(i), i) for i in ids]
+    else:
+        agent_messages = []
+        for i in ids:
+            view = views.get(i)
+            agent_messages.append(message_view(messages.get(i), i) if view is None else view)
     tools = entry.get("tools_loaded")
     return {
         "timestamp": _number(entry.get("ts")) / 1e9,
