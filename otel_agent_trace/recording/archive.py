@@ -187,7 +187,8 @@ def _size(path: Path) -> int:
 _CHUNK = 4 << 20  # below MAX_LINE_BYTES: a line longer than the reader reads is never within one
 _AHEAD = 4  # chunks read ahead of the scan
 _KEPT = 3  # regions kept for the search backwards (the current chunk and the two before it)
-_SEARCH_BUDGET = 32 << 20  # bytes searched backwards beyond twice the bytes scanned
+_SEARCH_BUDGET = 32 << 20  # bytes searched backwards beyond _SEARCH_RATIO times the bytes scanned
+_SEARCH_RATIO = 2
 _SNAPSHOT_TOKEN = b'"' + fmt.SNAPSHOT.encode() + b'"'
 _MESSAGE_TOKEN = b'"' + fmt.MESSAGE.encode() + b'"'
 _ID_PREFIX = b'{"id":"'  # how the writer starts every line
@@ -447,7 +448,7 @@ class _Resolver:
         views, left = self.views, self.left
         low = start - 1 if start else 0
         high = line
-        allowed = _SEARCH_BUDGET + 2 * self.scanned  # (a bound on the search: else the second pass)
+        allowed = _SEARCH_BUDGET + _SEARCH_RATIO * self.scanned  # (beyond: left to the second pass)
         for entry_id in reversed(new):
             if self.spent > allowed:
                 left.add(entry_id)

@@ -1,0 +1,320 @@
+"""The ZIP's ``snapshots.json`` and entry count, written at exit from a scan of the session's lines
+(``recording/archive``), are those the reader builds from every entry (``build_snapshots``):
+whatever the chunk boundaries, where the named messages are, and however the lines are written."""
+
+from __future__ import annotations
+
+import time
+import types
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+import otel_agent_trace as oat
+from otel_agent_trace import session_format as fmt
+from otel_agent_trace.recording import archive
+from otel_agent_trace.session_format import reader
+from otel_agent_trace.settings import Settings
+
+SESSION = "session-20261202-120000-0a0b0c0d"
+
+
+def _export(path: Path, tier: str = "trace") -> tuple[list[Any], dict[str, Any], dict[str, Any]]:
+    """Export ``path`` (and its child files) as the recorder does at stop: the ZIP's snapshots,
+    metadata and resume members."""
+    first = orjson.loads(path.open("rb").readline())
+    recorder = types.SimpleNamespace(
+        session_id=first.get("session_id", SESSION),
+        name="zip-test",
+        started_ns=1_700_000_000 * 10**9,
+        stopped_ns=1_700_000_001 * 10**9,
+        counts={},
+        user_metadata={},
+        is_child=False,
+        env=types.SimpleNamespace(localtime=time.gmtime, clock=time.time_ns),
+    )
+    writer = types.SimpleNamespace(path=path, tier=tier)
+    out = archive.export_zip(recorder, writer)  # type: ignore[arg-type]
+    with zipfile.ZipFile(out) as zf:
+        assert zf.testzip() is None
+        members = {name: orjson.loads(zf.read(name)) for name in zf.namelist() if name != fmt.ZIP_EVENTS}
+        assert zf.read(fmt.ZIP_EVENTS) == b"".join(p.read_bytes() for p in _files(path, tier))
+    out.unlink()
+    return members[fmt.ZIP_SNAPSHOTS], members[fmt.ZIP_METADATA], members[fmt.ZIP_RESUME]
+
+
+def _files(path: Path, tier: str = "trace") -> list[Path]:
+    return fmt.child_files(path.parent, orjson.loads(path.open("rb").readline())["session_id"], path, tier)
+
+
+def _expected(path: Path, tier: str = "trace") -> list[dict[str, Any]]:
+    files = _files(path, tier)
+    return fmt.build_snapshots(lambda: fmt.iter_files(files, []))
+
+
+def _lines(path: Path) -> int:
+    return sum(p.read_bytes().count(b"\n") for p in _files(path))
+
+
+@pytest.fixture(params=[4 << 20, 64 << 10, 4096, 301, 64], ids=lambda n: f"chunk{n}")
+def chunk(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
+    monkeypatch.setattr(archive, "_CHUNK", request.param)
+    return request.param
+
+
+@pytest.fixture
+def recorded(provider: Any, tmp_path: Path) -> tuple[Path, Path]:
+    """A session recorded in both tiers: messages inside and outside spans, ones with their own
+    ``id``/``type`` keys, tool results holding "message" and "snapshot" as strings, snapshots of a
+    growing history (by reference in format 1.2), of a window, of an old message, of none."""
+    directory = tmp_path / "sessions"
+    s = oat.session("zip", directory=directory, tier="both", settings=Settings(directory=directory)).start()
+
+    @oat.tool
+    def lookup(query: str) -> dict[str, Any]:
+        return {"message": "snapshot", "type": "message", "text": query * 3}
+
+    history: list[dict[str, Any]] = [{"role": "system", "content": "You are a test."}]
+    for turn in range(40):
+        user = {"role": "user", "content": f"question {turn} " + "x" * (turn * 37 % 500)}
+        oat.record_message("user", user["content"])
+        lookup(f"q{turn}")
+        answer: dict[str, Any] = {"role": "assistant", "content": f"answer {turn}"}
+        if turn % 7 == 3:  # an OpenAI Responses item: its own id and type
+            answer = {"id": f"fc_{turn}", "type": "function_call", "role": "assistant", "content": None}
+        history += [user, answer]
+        if turn % 3 == 0:
+            oat.snapshot(f"turn {turn}", messages=list(history), system_prompt="You are a test.")
+        elif turn % 3 == 1:
+            oat.snapshot(f"window {turn}", messages=history[-4:], state={"turn": turn})
+        elif turn % 5 == 2:
+            oat.snapshot(f"first {turn}", messages=history[:2])
+        else:
+            oat.snapshot(f"empty {turn}", messages=[])
+    trace_file, checkpoint_file = s.files
+    for written in s.stop():  # kept aside: each test exports again
+        Path(written).rename(Path(written).with_suffix(".recorded"))
+    return trace_file, checkpoint_file
+
+
+@pytest.mark.parametrize("tier", ["trace", "checkpoint"])
+def test_a_recorded_session_gives_the_readers_snapshots_at_any_chunk_size(recorded, chunk, tier):
+    path = recorded[0] if tier == "trace" else recorded[1]
+    snapshots, metadata, resume = _export(path, tier)
+    assert snapshots == _expected(path, tier)
+    assert metadata["total_events"] == _lines(path) == len(list(fmt.iter_files([path])))
+    assert metadata["total_snapshots"] == len(snapshots) == 40
+    assert resume["messages"] == snapshots[-1]["agent_messages"]
+
+
+def test_the_exported_zip_loads_with_the_jsonls_snapshots(recorded):
+    for path in recorded:
+        zipped = oat.load_session(path.with_suffix(".recorded"))
+        assert zipped.snapshots == oat.load_session(path).snapshots
+
+
+def _write(directory: Path, lines: list[Any], name: str = SESSION) -> Path:
+    """A session file of ``lines`` (dicts are written as the writer writes them, bytes as given)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{name}.jsonl"
+    path.write_bytes(
+        b"".join(line if isinstance(line, bytes) else orjson.dumps(line) + b"\n" for line in lines)
+    )
+    return path
+
+
+def _root(version: str = "1.1", **extra: Any) -> dict[str, Any]:
+    meta = {"format": fmt.FORMAT_NAME, "format_version": version}
+    root = {"id": "r-0000", "parent_id": "", "type": "session.start", "layer": "agent", "ts": 1}
+    return {**root, "session_id": SESSION, "tier": "trace", "metadata": meta, **extra}
+
+
+def _message(seq: int, role: str = "user", **extra: Any) -> dict[str, Any]:
+    entry = {
+        "id": f"r-{seq:04d}",
+        "parent_id": "r-0000",
+        "type": "message",
+        "layer": "agent",
+        "ts": 1000 + seq,
+    }
+    return {**entry, "digest": f"d{seq}", "role": role, "content": f"text {seq}", **extra}
+
+
+def _snapshot(seq: int, ids: Any, **extra: Any) -> dict[str, Any]:
+    entry = {
+        "id": f"r-{seq:04d}",
+        "parent_id": "r-0000",
+        "type": "snapshot",
+        "layer": "agent",
+        "ts": 2000 + seq,
+    }
+    return {**entry, "snapshot_id": seq, "description": f"s{seq}", "message_ids": ids, **extra}
+
+
+def _span(seq: int, **extra: Any) -> dict[str, Any]:
+    entry = {
+        "id": f"r-{seq:04d}",
+        "parent_id": "r-0000",
+        "type": "span.end",
+        "layer": "tool",
+        "ts": 3000 + seq,
+    }
+    return {**entry, "name": "execute_tool t", "span_id": f"{seq:016x}", **extra}
+
+
+def test_messages_anywhere_and_lines_written_by_hand(tmp_path, chunk):
+    """Messages named long before their snapshot, after it, in a child file or not at all; lines
+    with spaces, bookkeeping keys repeated in the message, a "message" token in other lines: each
+    snapshot shows what the reader shows."""
+    lines: list[Any] = [_root()]
+    lines += [_message(i) for i in range(1, 30)]
+    lines += [_span(i, content={"tool_result": '{"message": "x"}', "x": "message"}) for i in range(30, 60)]
+    lines += [
+        b'{"id": "r-0060", "parent_id": "r-0000", "type": "message", "role": "user", "content": "spaced"}\n',
+        _message(61, span_id="00000000000000aa"),
+        _message(62, message_keys={"id": "fc_1", "type": "function_call"}),
+        _message(63, extra={"nested": {"id": "r-0001", "parent_id": "x", "type": "message"}}),
+        b'{"id":"r-0064","parent_id":"r-0000","type":"message","layer":"agent","ts":-5,"digest":"d","role":"x"}\n',
+        _snapshot(65, [f"r-{i:04d}" for i in (1, 28, 60, 61, 62, 63, 64, 70, 9999)]),
+        _message(66, role="assistant"),
+        _snapshot(67, ["r-0066", "r-0066", 5, None, ["r-0001"], {"x": 1}, "r-0002"]),
+        _snapshot(68, "not a list"),
+        _snapshot(69, ["r-0030", "r-0000", "r-0069"]),  # not messages: missing
+        _message(70, role="late"),
+        _message(71, type="span.end"),  # not a message after all (its last "type" counts)
+        _snapshot(72, ["r-0071", "r-0066", "p-0002", "r-0074", "r-0075", "r-0076", "r-0077"]),
+        b'{"id":"r-0074","parent_id":"r-0000","type":"message","layer":"agent","ts":1,"digest":"d","role":"u",}\n',
+        b'{"id":"r-0075","parent_id":"r-0000","type":"message","role":"u",}\n',
+        b'{"id":"r-0076","parent_id":"r-0000","type":"message","role":"u","id":5}\n',
+        b'{"id":"r-0077","parent_id":"r-0000","type":"snapshot","message_ids":["r-0001"], torn}\n',
+        _snapshot(78, ["r-0074", "r-0075", "r-0076"]),
+        b'{"id":"r-0079","parent_id":"r-0000","type":"message","layer":"agent","ts":1,"digest":"d","role":"u",}\n',
+        _snapshot(80, ["r-0079"]),
+        {"id": "r-0073", "parent_id": "r-0000", "type": "snapshot", "message_ids": ["r-0005"], "ts": "x"},
+    ]
+    path = _write(tmp_path / "s", lines)
+    child = {"id": "p-0000", "parent_id": "r-0000", "type": "session.join", "layer": "agent", "ts": 5}
+    child.update(session_id=SESSION, metadata={"format_version": "1.1"})
+    child_message = dict(_message(2), id="p-0002", parent_id="p-0000")
+    (tmp_path / "s" / f"{SESSION}.p42.jsonl").write_bytes(
+        orjson.dumps(child) + b"\n" + orjson.dumps(child_message) + b"\n"
+    )
+    snapshots, metadata, _ = _export(path)
+    expected = _expected(path)
+    # Lines are counted by newline: the four that do not parse count (the reader leaves them out).
+    assert [s.pop("events_since_last") for s in snapshots] == [65, 1, 0, 0, 2, 4, 1, 0]
+    assert [s.pop("events_since_last") for s in expected] == [65, 1, 0, 0, 2, 1, 0, 0]
+    assert snapshots == expected
+    assert metadata["total_events"] == _lines(path) == len(list(fmt.iter_files(_files(path), []))) + 4
+    shown = {s["description"]: s["agent_messages"] for s in snapshots}
+    assert shown["s65"][2] == {"role": "user", "content": "spaced"}
+    assert shown["s65"][4] == {"role": "user", "content": "text 62", "id": "fc_1", "type": "function_call"}
+    assert shown["s65"][7] == {"role": "late", "content": "text 70"}  # written after its snapshot
+    assert shown["s65"][8]["missing"] == "r-9999"
+    assert shown["s72"][2]["content"] == "text 2"  # the child file's
+    assert [m.get("missing") for m in shown["s78"] + shown["s80"]] == ["r-0074", "r-0075", "r-0076", "r-0079"]
+
+
+def test_format_1_2_snapshots_by_reference(tmp_path, chunk):
+    lines: list[Any] = [_root("1.2", span_attributes={"session.id": SESSION})]
+    lines += [_message(i) for i in range(1, 11)]
+    lines += [
+        _snapshot(11, ["r-0001", "r-0002", "r-0003"], system_prompt="p", cwd="/w"),
+        _snapshot(12, {"base": "r-0011", "keep": 2, "add": ["r-0009", "r-0010"]}, prev="r-0011"),
+        _snapshot(13, {"base": "r-0012", "keep": 4, "add": []}, prev="r-0012", cwd="/x"),
+        _snapshot(14, {"base": "r-0001", "keep": 1, "add": []}, prev="r-0013"),  # a stale base
+    ]
+    path = _write(tmp_path / "s", lines)
+    snapshots, _, _ = _export(path)
+    assert snapshots == _expected(path)
+    assert [len(s["agent_messages"]) for s in snapshots] == [3, 4, 4, 0]
+    assert snapshots[1]["system_prompt"] == "p" and snapshots[2]["cwd"] == "/x"
+
+
+def test_a_message_far_before_its_snapshot_is_found_by_the_second_pass(tmp_path, monkeypatch):
+    """Beyond the chunks kept in memory, and past the bound on the search backwards."""
+    monkeypatch.setattr(archive, "_CHUNK", 4096)
+    monkeypatch.setattr(archive, "_SEARCH_BUDGET", 0)
+    monkeypatch.setattr(archive, "_SEARCH_RATIO", 0)
+    lines: list[Any] = [_root(), _message(1), _message(2, role="assistant")]
+    lines += [_span(i, content={"tool_result": "y" * 300}) for i in range(3, 200)]
+    lines += [_message(200), _snapshot(201, ["r-0001", "r-0200", "r-0002"])]
+    lines += [_message(202), _snapshot(203, ["r-0202"])]
+    path = _write(tmp_path / "s", lines)
+    snapshots, _, _ = _export(path)
+    assert snapshots == _expected(path)
+    assert [m["content"] for m in snapshots[0]["agent_messages"]] == ["text 1", "text 200", "text 2"]
+
+
+def test_a_repeated_message_id_shows_its_last_entry_when_found_by_the_second_pass(tmp_path, monkeypatch):
+    monkeypatch.setattr(archive, "_KEPT", 0)
+    monkeypatch.setattr(archive, "_CHUNK", 256)
+    lines: list[Any] = [_root(), _message(1), dict(_message(1), content="again"), b"{not json\n"]
+    lines += [_span(i, content={"tool_result": "y" * 300}) for i in range(3, 10)]
+    lines += [_snapshot(10, ["r-0001"]), dict(_message(1), content="last"), b'{"id":"r-0001", torn\n']
+    path = _write(tmp_path / "s", lines)
+    snapshots, _, _ = _export(path)
+    assert snapshots[0]["agent_messages"] == _expected(path)[0]["agent_messages"]
+    assert snapshots[0]["agent_messages"][0]["content"] == "last"
+
+
+@pytest.mark.parametrize("chunk", [999, 301, 64])
+def test_lines_longer_than_the_reader_reads_are_counted_never_kept(tmp_path, monkeypatch, chunk):
+    """(Chunks are shorter than the longest line read, so only a line over several is too long.)"""
+    monkeypatch.setattr(archive, "_CHUNK", chunk)
+    monkeypatch.setattr(reader, "MAX_LINE_BYTES", 1000)
+    monkeypatch.setattr(archive, "_LONGEST", 1001)
+    long_message = dict(_message(3), content="z" * 5000)
+    lines: list[Any] = [_root(), _message(1), _message(2), long_message]
+    lines += [dict(_snapshot(4, ["r-0001", "r-0003"]), pad="p" * 5000), _snapshot(5, ["r-0002", "r-0003"])]
+    path = _write(tmp_path / "s", lines)
+    snapshots, metadata, _ = _export(path)
+    assert metadata["total_events"] == 6  # lines, as before (the reader leaves out the long ones)
+    assert [s["description"] for s in snapshots] == ["s5"]
+    assert snapshots[0]["agent_messages"] == _expected(path)[0]["agent_messages"]
+    assert snapshots[0]["agent_messages"][1]["missing"] == "r-0003"
+
+
+@pytest.mark.parametrize("last", [b'{"id":"r-0009","parent_id":"r-0000","type":"snap', b"   ", b"{}"])
+def test_a_last_line_without_newline(tmp_path, chunk, last):
+    lines: list[Any] = [_root(), _message(1), _snapshot(2, ["r-0001"]), last]
+    path = _write(tmp_path / "s", lines)
+    snapshots, metadata, _ = _export(path)
+    assert snapshots == _expected(path)
+    assert metadata["total_events"] == 3 + (last == b"{}")
+
+
+def test_without_a_thread_the_export_reads_and_copies_itself(tmp_path, monkeypatch):
+    """At interpreter shutdown no thread can be started: the same ZIP, written by the caller."""
+
+    def refuse(*args: Any) -> None:
+        raise RuntimeError("can't create new thread at interpreter shutdown")
+
+    monkeypatch.setattr(archive._thread, "start_new_thread", refuse)
+    monkeypatch.setattr(archive, "_CHUNK", 512)
+    lines: list[Any] = [_root(), *(_message(i) for i in range(1, 40)), _snapshot(40, ["r-0001", "r-0039"])]
+    path = _write(tmp_path / "s", lines)
+    snapshots, metadata, _ = _export(path)
+    assert snapshots == _expected(path) and metadata["total_events"] == 41
+
+
+def test_a_read_error_in_the_copy_thread_fails_the_export_without_a_trace(tmp_path, monkeypatch):
+    real = archive._file_chunks
+
+    def failing(path: Path, sink: Any) -> Any:
+        for n, chunk in enumerate(real(path, sink)):
+            if n == 3:
+                raise OSError(5, "Input/output error")
+            yield chunk
+
+    monkeypatch.setattr(archive, "_file_chunks", failing)
+    monkeypatch.setattr(archive, "_CHUNK", 256)
+    lines: list[Any] = [_root(), *(_message(i) for i in range(1, 40)), _snapshot(40, ["r-0001"])]
+    path = _write(tmp_path / "s", lines)
+    with pytest.raises(Exception, match="Input/output error"):
+        _export(path)
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
+    assert not archive._unfinished
