@@ -83,7 +83,7 @@ def export_zip(recorder: SessionRecorder, writer: TierWriter) -> Path:
                     (fmt.ZIP_RESUME, resume),
                 ):
                     data = orjson.dumps(value, option=orjson.OPT_INDENT_2)
-                    zf.writestr(_member(member_name, stamp, len(data)), data)
+                    zf.writestr(_member(member_name, stamp, max(size, len(data))), data)
             os.link(tmp, final)  # fails rather than replace an existing file
         finally:
             try:
@@ -137,16 +137,19 @@ def _metadata(
 # --- compression per member -----------------------------------------------------------------
 #
 # Deflate at level 6 runs at ~40 MB/s here, level 1 at ~150 MB/s; copying a stored member runs at
-# the speed of the disk. A member up to STORE_ABOVE bytes is deflated at level 1 (a small session's
-# ZIP stays small, in well under a second); a bigger one is stored, so a session of several GB is
-# written within a killed pod's grace period (docs/benchmarks/zip.md). A stored member is never
-# taken for a bomb by the reader (its size is its compressed size).
+# the speed of the disk. A session (its files together) up to STORE_ABOVE bytes has its members
+# deflated at level 1 (a small session's ZIP stays small, in well under a second); a bigger one has
+# them all stored (and any member over STORE_ABOVE), so a session of several GB is written within a
+# killed pod's grace period (docs/benchmarks/zip.md): its ZIP is about the size of its files, and
+# snapshots.json, a tenth of it or more, is not deflated by the one thread left at exit. A stored
+# member is never taken for a bomb by the reader (its size is its compressed size).
 
 STORE_ABOVE = 32 << 20
 FAST_LEVEL = 1
 
 
 def _member(name: str, stamp: time.struct_time, size: int) -> zipfile.ZipInfo:
+    """A member of ``size`` bytes (or of a session of ``size``, whichever is bigger)."""
     info = zipfile.ZipInfo(name, date_time=tuple(stamp)[:6])
     if size > STORE_ABOVE:
         info.compress_type = zipfile.ZIP_STORED
@@ -201,8 +204,8 @@ _MESSAGE_HEAD = re.compile(
 )
 _MESSAGE_LINE = re.compile(b"\n" + _MESSAGE_HEAD.pattern)
 # A message line's bookkeeping as the writer writes it, every value plain (strings of printable
-# ASCII without quote or backslash, a 64-bit integer ts): the rest of the line, from the quote of
-# its next key, is the message itself (see _view).
+# ASCII without quote or backslash, a 64-bit integer ts): the rest of the line (group 1), from the
+# quote of its next key, is the message itself (see _view).
 _TEXT = rb'"[\x20\x21\x23-\x5b\x5d-\x7e]*"'
 _BOOKKEEPING = re.compile(
     rb'\{"id":'
@@ -217,7 +220,7 @@ _BOOKKEEPING = re.compile(
     + _TEXT
     + rb',(?:"span_id":'
     + _TEXT
-    + rb',)?(?=")'
+    + rb',)?("[^\n]*)'
 )
 _NOT_VIEWED = MESSAGE_ENTRY_KEYS | {MESSAGE_OWN_KEYS}
 _Region = tuple[bytes, int, int]  # buf, start, end: buf[start:end] holds whole lines
@@ -434,37 +437,38 @@ class _Resolver:
         ids = entry.get("message_ids")
         if not isinstance(ids, list):
             return
-        named = self.named
-        new = [i for i in ids if isinstance(i, str) and i not in named]
-        if not new:
-            return
-        if len(new) > 1:
-            new = list(dict.fromkeys(new))
-        named.update(new)
         # The search goes backwards from the snapshot: the recorder writes the messages in order,
-        # each found line is the upper bound of the next search (the hot path is inline).
+        # each found line is the upper bound of the next search. The hot path is inline: a line
+        # of plain bookkeeping (_BOOKKEEPING) has the rest, its message, parsed alone; that is its
+        # view when it holds none of the bookkeeping keys (their values would replace the ones
+        # before, or be moved), else the line is read whole.
         buf, start, _ = region
         rfind, match, loads, plain = buf.rfind, _BOOKKEEPING.match, orjson.loads, _NOT_VIEWED.isdisjoint
-        views, left = self.views, self.left
+        named, views, left = self.named, self.views, self.left
         low = start - 1 if start else 0
         high = line
+        spent = self.spent
         allowed = _SEARCH_BUDGET + _SEARCH_RATIO * self.scanned  # (beyond: left to the second pass)
-        for entry_id in reversed(new):
-            if self.spent > allowed:
+        for entry_id in reversed(ids):
+            if type(entry_id) is not str or entry_id in named:
+                continue
+            named.add(entry_id)
+            if spent > allowed:
                 left.add(entry_id)
                 continue
             key = f'\n{{"id":"{entry_id}","parent_id":"'.encode(errors="surrogatepass")
             at = rfind(key, low, high)
             if at < 0:
+                self.spent = spent
                 self._elsewhere(entry_id, key, region, line, high, before)
+                spent = self.spent
                 continue
-            self.spent += high - at
+            spent += high - at
             high = at
             found = match(buf, at + 1)
             if found is not None:
-                body = found.end()
                 try:
-                    view = loads(b"{" + buf[body : buf.find(b"\n", body)])
+                    view = loads(b"{" + found.group(1))
                 except orjson.JSONDecodeError:
                     left.add(entry_id)  # not an entry: the second pass looks for another
                     continue
@@ -472,6 +476,7 @@ class _Resolver:
                     views[entry_id] = view
                     continue
             self._line(entry_id, buf, at + 1)
+        self.spent = spent
 
     def _elsewhere(
         self,
@@ -577,7 +582,7 @@ def _view(line: bytes) -> tuple[str, dict[str, Any]] | None:
     match = _BOOKKEEPING.match(line)
     if match is not None:
         try:
-            view = orjson.loads(b"{" + line[match.end() :])
+            view = orjson.loads(b"{" + match.group(1))
         except orjson.JSONDecodeError:
             return None  # the whole line does not parse either
         if _NOT_VIEWED.isdisjoint(view):

@@ -72,10 +72,7 @@ def snapshot_view(
     if views is None:
         agent_messages = [message_view(messages.get(i), i) for i in ids]
     else:
-        agent_messages = []
-        for i in ids:
-            view = views.get(i)
-            agent_messages.append(message_view(messages.get(i), i) if view is None else view)
+        agent_messages = [views[i] if i in views else message_view(messages.get(i), i) for i in ids]
     tools = entry.get("tools_loaded")
     return {
         "timestamp": _number(entry.get("ts")) / 1e9,
