@@ -74,7 +74,14 @@ CONFIGS: dict[str, tuple[str, str | None, dict[str, str]]] = {
     "openllmetry": ("OpenLLMetry", "openllmetry", {}),
     "ours": ("ours, default (trace tier)", None, {}),
     "ours-both": ("ours, AGENT_TRACE_TIER=both + content", None, {"AGENT_TRACE_TIER": "both", **CONTENT_ON}),
+    # not in the default list: the session file off, to tell the spans' cost from the recorder's
+    "ours-spans": (
+        "ours, spans only (AGENT_TRACE_RECORD=0: no session file)",
+        None,
+        {"AGENT_TRACE_RECORD": "0"},
+    ),
 }
+DEFAULT_CONFIGS = [c for c in CONFIGS if c != "ours-spans"]
 HISTORY_CONFIGS = ("ours", "ours-both", "contrib", "ours-base")
 BASE_TREE: list[str] = []  # --base-tree: a checkout whose otel_agent_trace "ours-base" runs
 
@@ -145,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         opts |= {"histories": [10, 400], "size": 1024}
         modes = ["chat"]
     else:
-        configs = [c for c in (args.configs or ",".join(CONFIGS)).split(",") if c]
+        configs = [c for c in (args.configs or ",".join(DEFAULT_CONFIGS)).split(",") if c]
         opts |= {"histories": [0]}
         modes = [m for m in args.modes.split(",") if m]
     results: dict[str, dict[str, list[dict]]] = {m: {c: [] for c in configs} for m in modes}

@@ -1,0 +1,165 @@
+"""Instructions added per OpenAI model call, ours against the peers, counted exactly.
+
+The timed benchmark (``bench_genai_calls.py``) is at the mercy of a shared machine's load; this
+one counts the CPU instructions of the whole child process (every thread: the recorder's flusher
+too) under ``valgrind --tool=callgrind``, which do not depend on the load. Same child, same
+client, stub and OTLP file export as ``bench_genai_calls.py``; per configuration and mode, two
+runs of N_LO and N_HI calls, and the instructions per call are (I(N_HI) − I(N_LO)) / (N_HI −
+N_LO), so what the handshake around the calls costs cancels. Start-up and warm-up run with
+valgrind's instrumentation off (``--instr-atstart=no``; switched on and off around the calls by
+``callgrind_control``), which makes a run minutes shorter. "Added" is that minus the same figure with no
+instrumentation. The session ZIP written at exit is left out (``AGENT_TRACE_ZIP=0``; its cost is
+in ``docs/benchmarks/zip.md``); the session file is written.
+
+    python benchmarks/bench_genai_calls.py --setup                 # the peers' virtualenvs, once
+    python benchmarks/bench_call_instructions.py --configs none,contrib,ours --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_genai_calls import BASE_TREE, CONFIGS, VENVS, _add_base  # noqa: E402
+from genai_calls.stub_server import StubServer  # noqa: E402
+
+_TOTAL = re.compile(rb"^(?:summary|totals):\s*(\d+)", re.MULTILINE)
+
+
+def count(config: str, url: str, mode: str, calls: int, warmup: int, history: int = 0) -> dict:
+    """Instructions of one child process making ``calls`` calls (after ``warmup``), each with
+    ``history`` messages of 1 KB before its question."""
+    _label, venv, extra = CONFIGS[config]
+    python = str(VENVS / venv / "bin" / "python") if venv else sys.executable
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "TRACELOOP_", "AGENT_TRACE_"))}
+    env.update(extra)
+    env["AGENT_TRACE_ZIP"] = "0"
+    env["PYTHONHASHSEED"] = "0"
+    tree = BASE_TREE[0] if config == "ours-base" else str(ROOT)
+    env["PYTHONPATH"] = os.pathsep.join([tree, str(ROOT / "benchmarks")])
+    with tempfile.TemporaryDirectory(prefix="bench-call-instr-") as work:
+        session_dir = os.path.join(work, "sessions")
+        if config.startswith("ours"):
+            env["AGENT_TRACE_DIR"] = session_dir
+        opts = {"work": work, "session_dir": None, "histories": [history], "size": 1024}
+        opts |= {"count": calls, "warmup": warmup, "block": 1, "pairs": 1}
+        out = os.path.join(work, "callgrind.out")
+        child = str(ROOT / "benchmarks/genai_calls/child.py")
+        # Start-up and warm-up run uninstrumented (fast); only the calls are counted.
+        cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
+        cmd += [python, child, config, url, mode, json.dumps(opts)]
+        out_path, err_path = os.path.join(work, "stdout"), os.path.join(work, "stderr")
+        with open(out_path, "w") as stdout, open(err_path, "w") as stderr:
+            proc = subprocess.Popen(cmd, stdout=stdout, stderr=stderr, env=env, cwd=work)
+            try:
+                for step, switch in (("ready", "on"), ("done", "off")):
+                    pid = _wait_for(os.path.join(work, step), proc)
+                    subprocess.run(["callgrind_control", "-i", switch, pid], capture_output=True, timeout=300)
+                    Path(work, step + ".ok").touch()
+                proc.wait(timeout=600)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+        stderr_text = Path(work, "stderr").read_text()
+        if proc.returncode != 0 or not os.path.exists(out):
+            raise SystemExit(f"{config} {mode} {calls}: " + " | ".join(stderr_text.strip().splitlines()[-3:]))
+        totals = _TOTAL.findall(Path(out).read_bytes())
+        result = json.loads(Path(work, "stdout").read_text().strip().splitlines()[-1])
+    return {"instructions": int(totals[-1]), "spans": result["spans"], "span_bytes": result["span_bytes"]}
+
+
+def _wait_for(path: str, proc: subprocess.Popen) -> str:
+    """The child's pid, once it has written ``path``."""
+    while not os.path.exists(path):
+        if proc.poll() is not None:
+            raise SystemExit(f"the child exited ({proc.returncode}) before {os.path.basename(path)}")
+        time.sleep(0.05)
+    time.sleep(0.05)  # (written whole: a few bytes)
+    return Path(path).read_text().strip()
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--configs", default="none,bare,contrib,contrib-content,ours,ours-both")
+    p.add_argument("--modes", default="chat,stream")
+    p.add_argument("--calls", default="20,120", help="N_LO,N_HI")
+    p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--base-tree", help="also count ours from this checkout (config ours-base)")
+    p.add_argument(
+        "--history",
+        action="store_true",
+        help="chat calls with 10 and with 400 messages of 1 KB before the question (configs as given)",
+    )
+    p.add_argument("--json", help="write the raw counts there")
+    args = p.parse_args(argv)
+    if args.base_tree:
+        _add_base(args.base_tree)
+    configs = [c for c in args.configs.split(",") if c]
+    if "none" not in configs:
+        configs.insert(0, "none")
+    lo, hi = (int(n) for n in args.calls.split(","))
+    raw: dict[str, dict[str, dict[str, dict]]] = {}
+    started = time.time()
+    # --history: the "modes" are chat calls after 10 and after 400 messages
+    modes = ["10 messages", "400 messages"] if args.history else args.modes.split(",")
+    with StubServer() as server:
+        for mode in modes:
+            raw[mode] = {}
+            call_mode, history = ("chat", int(mode.split()[0])) if args.history else (mode, 0)
+            for config in configs:
+                raw[mode][config] = {
+                    str(n): count(config, server.url, call_mode, n, args.warmup, history) for n in (lo, hi)
+                }
+                print(f"{mode} {config} done ({time.time() - started:.0f} s)", file=sys.stderr)
+    report = {"machine": {"python": platform.python_version()}, "calls": [lo, hi], "raw": raw}
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=1))
+    print(render(report))
+    return 0
+
+
+def render(report: dict) -> str:
+    """The table: instructions added per call (per mode), and their ratio to contrib's; with
+    ``--history``, also the ratio of the added instructions at 400 messages to those at 10."""
+    lo, hi = report["calls"]
+    modes = list(report["raw"])
+    history = modes == ["10 messages", "400 messages"]
+    per: dict[str, dict[str, float]] = {}
+    for mode in modes:
+        for config, runs in report["raw"][mode].items():
+            di = runs[str(hi)]["instructions"] - runs[str(lo)]["instructions"]
+            per.setdefault(config, {})[mode] = di / (hi - lo)
+    none = per["none"]
+    head = ["configuration"] + [f"{m}: added per call" for m in modes]
+    head += [f"{m}: to contrib" for m in modes if "contrib" in per]
+    if history:
+        head.append("400 / 10 messages")
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    for config, figures in per.items():
+        if config == "none":
+            cells = [f"{figures[m]:,.0f} (the call itself)" for m in modes]
+            cells += [""] * (len(head) - 1 - len(modes))
+        else:
+            added = {m: figures[m] - none[m] for m in modes}
+            cells = [f"{added[m]:+,.0f}" for m in modes]
+            if "contrib" in per:
+                cells += [f"{added[m] / (per['contrib'][m] - none[m]):.2f}×" for m in modes]
+            if history:
+                cells.append(f"{added[modes[1]] / added[modes[0]]:.2f}×")
+        lines.append(f"| {CONFIGS[config][0]} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
