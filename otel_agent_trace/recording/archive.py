@@ -12,6 +12,7 @@ import os
 import queue
 import re
 import secrets
+import sys
 import time
 import zipfile
 from collections import deque
@@ -224,6 +225,26 @@ _BOOKKEEPING = re.compile(
 )
 _NOT_VIEWED = MESSAGE_ENTRY_KEYS | {MESSAGE_OWN_KEYS}
 _Region = tuple[bytes, int, int]  # buf, start, end: buf[start:end] holds whole lines
+# While a thread reads ahead, the interpreter's switch interval is at most this: the thread wants
+# the GIL back after each read, CRC-32 and write (each releases it), and a thread waiting for it
+# waits a whole interval (5 ms by default) while this one scans, which would make the copy, not
+# the scan, set the pace on two cores. (Restored when the last export under way ends.)
+_SWITCH_S = 0.0005
+_switching = [0, 0.0]  # exports reading ahead, the interval before the first
+_switching_lock = _thread.allocate_lock()
+
+
+def _switch_faster(on: bool) -> None:
+    with _switching_lock:
+        if on:
+            if not _switching[0]:
+                _switching[1] = sys.getswitchinterval()
+                sys.setswitchinterval(min(_switching[1], _SWITCH_S))
+            _switching[0] += 1
+        else:
+            _switching[0] -= 1
+            if not _switching[0]:
+                sys.setswitchinterval(_switching[1])
 
 
 class _ReadAhead:
@@ -247,6 +268,8 @@ class _ReadAhead:
         except RuntimeError:  # interpreter shutdown: no new thread
             self._done.release()
             self.threaded = False
+        else:
+            _switch_faster(True)
 
     def _put(self, item: bytes | None) -> bool:
         while not self._stopping:
@@ -297,6 +320,7 @@ class _ReadAhead:
     def close(self) -> None:
         """Wait for the thread (at most until the chunk it copies is written); raise its error."""
         if self.threaded:
+            self.threaded = False
             self._stopping = True
             while not self._done.acquire(timeout=0.05):
                 try:
@@ -304,6 +328,7 @@ class _ReadAhead:
                 except queue.Empty:
                     pass
             self._done.release()
+            _switch_faster(False)
         self._raise()
 
 

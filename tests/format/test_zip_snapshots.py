@@ -4,6 +4,7 @@ whatever the chunk boundaries, where the named messages are, and however the lin
 
 from __future__ import annotations
 
+import sys
 import time
 import types
 import zipfile
@@ -103,7 +104,9 @@ def recorded(provider: Any, tmp_path: Path) -> tuple[Path, Path]:
 @pytest.mark.parametrize("tier", ["trace", "checkpoint"])
 def test_a_recorded_session_gives_the_readers_snapshots_at_any_chunk_size(recorded, chunk, tier):
     path = recorded[0] if tier == "trace" else recorded[1]
+    interval = sys.getswitchinterval()
     snapshots, metadata, resume = _export(path, tier)
+    assert sys.getswitchinterval() == interval
     assert snapshots == _expected(path, tier)
     assert metadata["total_events"] == _lines(path) == len(list(fmt.iter_files([path])))
     assert metadata["total_snapshots"] == len(snapshots) == 40
@@ -314,7 +317,9 @@ def test_a_read_error_in_the_copy_thread_fails_the_export_without_a_trace(tmp_pa
     monkeypatch.setattr(archive, "_CHUNK", 256)
     lines: list[Any] = [_root(), *(_message(i) for i in range(1, 40)), _snapshot(40, ["r-0001"])]
     path = _write(tmp_path / "s", lines)
+    interval = sys.getswitchinterval()
     with pytest.raises(Exception, match="Input/output error"):
         _export(path)
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
     assert not archive._unfinished
+    assert sys.getswitchinterval() == interval  # (lowered while the thread reads ahead)
