@@ -7,9 +7,11 @@ turns naming the last ``--window`` messages, default 40) and kept under
 ``~/.cache/otel-agent-trace/bench-zip/`` (made again when missing). Each measurement exports its
 ZIP in a fresh interpreter (``export_zip`` of the code under test, the session file hard-linked
 into a new directory), in turn old/new for ``--rounds`` rounds; the median is reported, wall and
-CPU time (the exporting process's, less sensitive to a busy machine). The new ZIP is then read
-back with ``load_session`` (the reader's caps) and its snapshots compared with those
-``load_session`` builds from the JSONL.
+CPU time (the exporting process's, all its threads: less sensitive to a busy machine), with the
+load average before and after. The new ZIP is then read back with ``load_session`` (the reader's
+caps) and its snapshots compared with those ``load_session`` builds from the JSONL; its
+``snapshots.json`` and ``resume.json`` are compared byte for byte with the old code's, and its
+``metadata.json`` entry count.
 
     python benchmarks/bench_zip.py                        # 250 MB, 3 rounds, against 5c6c48c
     python benchmarks/bench_zip.py --size-mb 1000 --rounds 2 --json
@@ -154,6 +156,7 @@ def main() -> None:
 
     session = _session(args.size_mb, args.window)
     size_mb = session.stat().st_size / 1e6
+    load_before = os.getloadavg()
     old = _old_tree(args.against)
     times: dict[str, list[float]] = {"old": [], "new": []}
     cpus: dict[str, list[float]] = {"old": [], "new": []}
@@ -167,8 +170,16 @@ def main() -> None:
                 zips[label] = path
         from otel_agent_trace.offline import load_session
 
+        load_after = os.getloadavg()
         loaded = load_session(zips["new"])
         same_snapshots = loaded.snapshots == load_session(session).snapshots
+        with zipfile.ZipFile(zips["old"]) as old_zip, zipfile.ZipFile(zips["new"]) as new_zip:
+            same_members = all(
+                old_zip.read(name) == new_zip.read(name) for name in ("snapshots.json", "resume.json")
+            ) and (
+                json.loads(old_zip.read("metadata.json"))["total_events"]
+                == json.loads(new_zip.read("metadata.json"))["total_events"]
+            )
         result = {
             "session_mb": round(size_mb, 1),
             "entries": len(loaded.events),
@@ -177,6 +188,7 @@ def main() -> None:
             "window": args.window,
             "python": platform.python_version(),
             "against": args.against,
+            "load_average": {"before": load_before, "after": load_after},
             **{
                 label: {
                     "seconds": round(statistics.median(ts), 3),
@@ -189,6 +201,7 @@ def main() -> None:
                 for label, ts in times.items()
             },
             "new_zip_loads_and_snapshots_match_the_jsonl": same_snapshots,
+            "snapshots_resume_and_entry_count_as_the_old_code": same_members,
         }
     if args.json:
         print(json.dumps(result, indent=2))
@@ -206,6 +219,9 @@ def main() -> None:
             f"{row['mb_per_cpu_s']:>10.1f}{row['zip_mb']:>10.1f}"
         )
     print("new ZIP loads with load_session; its snapshots equal the JSONL's:", same_snapshots)
+    print("snapshots.json and resume.json byte for byte, entry count, as the old code's:", same_members)
+    before, after = (" ".join(f"{x:.2f}" for x in load) for load in (load_before, load_after))
+    print(f"load average before / after: {before} / {after}")
 
 
 if __name__ == "__main__":
