@@ -16,6 +16,7 @@ MESSAGE_ENTRY_KEYS = frozenset({"id", "parent_id", "type", "layer", "ts", "diges
 # ``function_call`` with ``id: "fc_…"``) are kept under this key of its entry, never at the top
 # where they would replace the entry's id and type.
 MESSAGE_OWN_KEYS = "message_keys"
+_NOT_IN_VIEW = (*sorted(MESSAGE_ENTRY_KEYS), MESSAGE_OWN_KEYS)
 
 
 def message_fields(fields: dict[str, Any]) -> dict[str, Any]:
@@ -31,7 +32,10 @@ def message_view(entry: Mapping[str, Any] | None, entry_id: str = "") -> dict[st
     the file does not hold (cut off by a crash) is ``{"role": "unknown", "missing": <id>}``."""
     if entry is None:
         return {"role": "unknown", "content": None, "missing": entry_id or True}
-    view = {k: v for k, v in entry.items() if k not in MESSAGE_ENTRY_KEYS and k != MESSAGE_OWN_KEYS}
+    view = dict(entry)  # (copied, then the bookkeeping taken out: faster than a comprehension)
+    pop = view.pop
+    for key in _NOT_IN_VIEW:
+        pop(key, None)
     own = entry.get(MESSAGE_OWN_KEYS)
     if isinstance(own, dict):
         view.update(own)
