@@ -227,9 +227,10 @@ _NOT_VIEWED = MESSAGE_ENTRY_KEYS | {MESSAGE_OWN_KEYS}
 _Region = tuple[bytes, int, int]  # buf, start, end: buf[start:end] holds whole lines
 # While a thread reads ahead, the interpreter's switch interval is at most this: the thread wants
 # the GIL back after each read, CRC-32 and write (each releases it), and a thread waiting for it
-# waits a whole interval (5 ms by default) while this one scans, which would make the copy, not
-# the scan, set the pace on two cores. (Restored when the last export under way ends.)
-_SWITCH_S = 0.0005
+# waits a whole interval (5 ms by default) while this one runs Python code: ~1 s over 250 MB, which
+# would make the copy, not the scan, set the pace on two cores. Not much lower: on one core each
+# switch is paid for. (Restored when the last export under way ends.)
+_SWITCH_S = 0.001
 _switching = [0, 0.0]  # exports reading ahead, the interval before the first
 _switching_lock = _thread.allocate_lock()
 
