@@ -32,7 +32,7 @@ def _system(messages: list[Any]) -> Any:
         return None
     texts = [
         text_of(m.get("content"))
-        for m, role in zip(messages, roles)
+        for m, role in zip(messages, roles, strict=True)
         if role in ("system", "developer") and isinstance(m, dict)
     ]
     texts = [t for t in texts if t]
