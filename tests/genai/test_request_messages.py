@@ -73,3 +73,29 @@ def test_no_system_prompt_is_none(openai_client, llm, checkpoint):
     checkpoint.stop()
     (snapshot,) = load_session(path).snapshots
     assert not snapshot.get("system_prompt")
+
+
+def test_a_resent_message_changed_in_place_is_read_again(openai_client, llm, checkpoint):
+    """The second call resends the same message objects; one of them now holds an SDK object
+    and a sentinel: it is read again (dumped, the sentinel left out), not taken as before."""
+    from openai import NOT_GIVEN
+    from openai.types.chat import ChatCompletionMessage
+
+    messages: list[Any] = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hello"}]
+    for _ in range(2):
+        llm.queue("openai_chat_final")
+        openai_client.chat.completions.create(model="gpt-4o-mini", messages=messages)
+    messages[1]["name"] = NOT_GIVEN
+    messages.append(ChatCompletionMessage(role="assistant", content="Hi."))
+    messages.append({"role": "user", "content": "again"})
+    llm.queue("openai_chat_final")
+    openai_client.chat.completions.create(model="gpt-4o-mini", messages=messages)
+    path = _checkpoint_file(checkpoint)
+    checkpoint.stop()
+    last = load_session(path).snapshots[-1]
+    assert strip_digests(last["agent_messages"][:4]) == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "hello"},
+        {"role": "assistant", "content": "Hi."},
+        {"role": "user", "content": "again"},
+    ]

@@ -21,20 +21,32 @@ from otel_agent_trace.session_format.messages import openai_chat_to_semconv as t
 PROVIDER = "openai"
 
 
+_SYSTEM_ROLES = frozenset(("system", "developer"))
+
+
+def _indexes(values: list[Any], wanted: str) -> list[int]:
+    """The positions of ``wanted`` in ``values``, each found by ``list.index`` (in C)."""
+    found: list[int] = []
+    start = 0
+    try:
+        while True:
+            start = values.index(wanted, start) + 1
+            found.append(start - 1)
+    except ValueError:
+        return found
+
+
 def _system(messages: list[Any]) -> Any:
     """The text of the system (or developer) messages: one, a list of several, or ``None``.
     Which messages those are is found in C (a long conversation costs no Python step a message)."""
     try:
         roles = list(map(dict.get, messages, repeat("role")))
-    except TypeError:  # not all dicts
-        roles = [m.get("role") if isinstance(m, dict) else None for m in messages]
-    if "system" not in roles and "developer" not in roles:
-        return None
-    texts = [
-        text_of(m.get("content"))
-        for m, role in zip(messages, roles, strict=True)
-        if role in ("system", "developer") and isinstance(m, dict)
-    ]
+        if _SYSTEM_ROLES.isdisjoint(roles):
+            return None
+        found = [messages[i] for i in sorted(_indexes(roles, "system") + _indexes(roles, "developer"))]
+    except TypeError:  # not all dicts, or an unhashable role
+        found = [m for m in messages if isinstance(m, dict) and m.get("role") in ("system", "developer")]
+    texts = [text_of(m.get("content")) for m in found]
     texts = [t for t in texts if t]
     if not texts:
         return None
