@@ -75,41 +75,54 @@ def _plain(value: Any) -> bool:
 
 _UNEQUAL = object()  # in place of a message that was not plain: equal to nothing
 _REMEMBER_AT_MOST = 16_384  # messages of the last conversation kept as plain copies
-# Plain copies of the last conversation's leading plain messages (shared by every thread: it is
-# only ever compared with, so a stale or another thread's list costs time, never correctness).
-_recent: list[Any] = []
+# Plain copies of the last conversation's leading plain messages, and the roles of its messages
+# (shared by every thread: only ever compared with, so a stale or another thread's list costs
+# time, never correctness).
+_recent: tuple[list[Any], list[Any]] = ([], [])
 
 
 def jsonable_list(values: Any) -> list[Any]:
-    """``[jsonable(v) for v in values]``, with no Python call for a dict of ``str`` keys and scalar
-    values (most of a conversation's messages: those are handed on as they are).
+    """``[jsonable(v) for v in values]``: see :func:`plain_messages`."""
+    return plain_messages(values)[0]
+
+
+def plain_messages(values: list[Any]) -> tuple[list[Any], list[Any]]:
+    """``[jsonable(v) for v in values]`` and each message's ``role`` (``None`` for one that is not
+    a dict), with no Python call for a dict of ``str`` keys and scalar values (most of a
+    conversation's messages: those are handed on as they are).
 
     A resent conversation costs one comparison in C per message: the leading messages equal to
     plain copies of the last conversation's are plain (a dict equal to a dict of ``str`` keys and
-    scalar values has such keys and values), whatever object they are and however they were
-    changed in place since. Which of the others are plain is found in C too."""
+    scalar values has such keys and values) and have its roles, whatever object they are and
+    however they were changed in place since. Which of the others are plain is found in C too."""
     global _recent
-    copies = _recent
+    copies, known_roles = _recent
     try:
         same = list(map(operator.eq, values, copies))  # (as long as the shorter)
         prefix = same.index(False) if False in same else len(same)
     except Exception:  # an odd object's comparison: no prefix
         prefix = 0
     if prefix == len(values):
-        return list(values)
+        return list(values), known_roles[:prefix]
     rest = values[prefix:] if prefix else values
     try:  # (dict.values raises for a value that is not a dict, before anything is iterated)
         plain = list(map(_SCALAR_TYPES.issuperset, map(map, repeat(type), map(dict.values, rest))))
         names = set(chain.from_iterable(map(dict.keys, rest)))
-    except TypeError:  # not all dicts
+        roles = list(map(dict.get, rest, repeat("role")))
+    except TypeError:  # not all dicts (their roles are read once they are dumped, below)
         plain = [False] * len(rest)
         names = set()
+        roles = None
     if not all(type(name) is str for name in names):
         plain = [False] * len(rest)
     out = list(values)
     if False in plain:
         for index in compress(range(prefix, len(out)), map(operator.not_, plain)):
             out[index] = jsonable(out[index])
+    if roles is None:
+        roles = [m.get("role") if isinstance(m, dict) else None for m in out[prefix:]]
+    roles = known_roles[:prefix] + roles if prefix else roles
     if len(values) <= _REMEMBER_AT_MOST:
-        _recent = copies[:prefix] + [dict(m) if p else _UNEQUAL for m, p in zip(rest, plain, strict=True)]
-    return out
+        fresh = [dict(m) if p else _UNEQUAL for m, p in zip(rest, plain, strict=True)]
+        _recent = (copies[:prefix] + fresh, roles)
+    return out, roles

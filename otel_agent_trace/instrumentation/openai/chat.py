@@ -7,7 +7,7 @@ from typing import Any
 
 from otel_agent_trace import semconv
 from otel_agent_trace.instrumentation._genai.calls import CallSpec
-from otel_agent_trace.instrumentation._genai.jsonable import jsonable, jsonable_list, text_of
+from otel_agent_trace.instrumentation._genai.jsonable import jsonable, plain_messages, text_of
 from otel_agent_trace.instrumentation._genai.model_call import ModelResult
 from otel_agent_trace.instrumentation._genai.params import (
     messages_list,
@@ -36,11 +36,13 @@ def _indexes(values: list[Any], wanted: str) -> list[int]:
         return found
 
 
-def _system(messages: list[Any]) -> Any:
+def _system(messages: list[Any], roles: list[Any] | None = None) -> Any:
     """The text of the system (or developer) messages: one, a list of several, or ``None``.
-    Which messages those are is found in C (a long conversation costs no Python step a message)."""
+    Which messages those are is found in C (a long conversation costs no Python step a message).
+    ``roles``: each message's ``role``, when known."""
     try:
-        roles = list(map(dict.get, messages, repeat("role")))
+        if roles is None:
+            roles = list(map(dict.get, messages, repeat("role")))
         if _SYSTEM_ROLES.isdisjoint(roles):
             return None
         found = [messages[i] for i in sorted(_indexes(roles, "system") + _indexes(roles, "developer"))]
@@ -80,10 +82,10 @@ class ChatSpec(CallSpec):
 
     def input(self, kwargs: dict[str, Any]) -> tuple[list[Any], Any, Any]:
         messages = messages_list(kwargs.get("messages")) or []
-        messages = jsonable_list(messages)
+        messages, roles = plain_messages(messages)
         tools = kwargs.get("tools")
         tools = jsonable(tools) if isinstance(tools, (list, tuple)) else None
-        return messages, _system(messages), tools
+        return messages, _system(messages, roles), tools
 
     def is_stream(self, response: Any) -> bool:
         return isinstance(response, self.stream_types)
