@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_genai_calls import BASE_TREE, CONFIGS, VENVS, _add_base  # noqa: E402
+from bench_genai_calls import CHILD, CONFIGS, _add_base, child_setup  # noqa: E402
 from genai_calls.stub_server import StubServer  # noqa: E402
 
 _TOTAL = re.compile(rb"^(?:summary|totals):\s*(\d+)", re.MULTILINE)
@@ -40,25 +40,16 @@ _TOTAL = re.compile(rb"^(?:summary|totals):\s*(\d+)", re.MULTILINE)
 def count(config: str, url: str, mode: str, calls: int, warmup: int, history: int = 0) -> dict:
     """Instructions of one child process making ``calls`` calls (after ``warmup``), each with
     ``history`` messages of 1 KB before its question."""
-    _label, venv, extra = CONFIGS[config]
-    python = str(VENVS / venv / "bin" / "python") if venv else sys.executable
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "TRACELOOP_", "AGENT_TRACE_"))}
-    env.update(extra)
-    env["AGENT_TRACE_ZIP"] = "0"
-    env["PYTHONHASHSEED"] = "0"
-    tree = BASE_TREE[0] if config == "ours-base" else str(ROOT)
-    env["PYTHONPATH"] = os.pathsep.join([tree, str(ROOT / "benchmarks")])
     with tempfile.TemporaryDirectory(prefix="bench-call-instr-") as work:
-        session_dir = os.path.join(work, "sessions")
-        if config.startswith("ours"):
-            env["AGENT_TRACE_DIR"] = session_dir
+        python, env, _session_dir = child_setup(config, work)
+        env["AGENT_TRACE_ZIP"] = "0"
+        env["PYTHONHASHSEED"] = "0"
         opts = {"work": work, "session_dir": None, "histories": [history], "size": 1024}
         opts |= {"count": calls, "warmup": warmup, "block": 1, "pairs": 1}
         out = os.path.join(work, "callgrind.out")
-        child = str(ROOT / "benchmarks/genai_calls/child.py")
         # Start-up and warm-up run uninstrumented (fast); only the calls are counted.
         cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
-        cmd += [python, child, config, url, mode, json.dumps(opts)]
+        cmd += [python, CHILD, config, url, mode, json.dumps(opts)]
         out_path, err_path = os.path.join(work, "stdout"), os.path.join(work, "stderr")
         with open(out_path, "w") as stdout, open(err_path, "w") as stderr:
             proc = subprocess.Popen(cmd, stdout=stdout, stderr=stderr, env=env, cwd=work)
@@ -71,11 +62,11 @@ def count(config: str, url: str, mode: str, calls: int, warmup: int, history: in
             finally:
                 if proc.poll() is None:
                     proc.kill()
-        stderr_text = Path(work, "stderr").read_text()
+        stderr_text = Path(err_path).read_text()
         if proc.returncode != 0 or not os.path.exists(out):
             raise SystemExit(f"{config} {mode} {calls}: " + " | ".join(stderr_text.strip().splitlines()[-3:]))
         totals = _TOTAL.findall(Path(out).read_bytes())
-        result = json.loads(Path(work, "stdout").read_text().strip().splitlines()[-1])
+        result = json.loads(Path(out_path).read_text().strip().splitlines()[-1])
     return {"instructions": int(totals[-1]), "spans": result["spans"], "span_bytes": result["span_bytes"]}
 
 

@@ -99,20 +99,29 @@ def setup_venvs() -> None:
         subprocess.run([str(venv / "bin" / "pip"), "install", "-q", *COMMON, *packages], check=True)
 
 
-def run_child(config: str, url: str, mode: str, opts: dict) -> dict:
+CHILD = str(ROOT / "benchmarks/genai_calls/child.py")
+
+
+def child_setup(config: str, work: str) -> tuple[str, dict[str, str], str | None]:
+    """The interpreter, environment and session directory (ours only) of ``config``'s child
+    process working in ``work``."""
     _label, venv, extra = CONFIGS[config]
     python = str(VENVS / venv / "bin" / "python") if venv else sys.executable
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "TRACELOOP_", "AGENT_TRACE_"))}
     env.update(extra)
     tree = BASE_TREE[0] if config == "ours-base" else str(ROOT)
     env["PYTHONPATH"] = os.pathsep.join([tree, str(ROOT / "benchmarks")])  # that tree first
+    session_dir = None
+    if config.startswith("ours"):
+        session_dir = env["AGENT_TRACE_DIR"] = os.path.join(work, "sessions")
+    return python, env, session_dir
+
+
+def run_child(config: str, url: str, mode: str, opts: dict) -> dict:
     with tempfile.TemporaryDirectory(prefix="bench-genai-calls-") as work:
-        session_dir = os.path.join(work, "sessions")
-        if config.startswith("ours"):
-            env["AGENT_TRACE_DIR"] = session_dir
-        child_opts = dict(opts, work=work, session_dir=session_dir if config.startswith("ours") else None)
-        child = str(ROOT / "benchmarks/genai_calls/child.py")
-        cmd = [python, child, config, url, mode, json.dumps(child_opts)]
+        python, env, session_dir = child_setup(config, work)
+        child_opts = dict(opts, work=work, session_dir=session_dir)
+        cmd = [python, CHILD, config, url, mode, json.dumps(child_opts)]
         done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800, cwd=work)
     if done.returncode != 0 or not done.stdout.strip():
         tail = done.stderr.strip().splitlines()[-3:] or [f"exit {done.returncode}"]
