@@ -1020,7 +1020,7 @@ class SessionRecorder:
                     ctx = span.get_span_context()
                     fields["trace_id"] = f"{ctx.trace_id:032x}"
                     fields["span_id"] = f"{ctx.span_id:016x}"
-                written = w.write(parent, fields)
+                written = w.write(parent, fields, snapshot=True)
                 if written is not None:
                     tier.snapshot = (written, message_ids, carried)
                     tier.snapshot_raw = raw

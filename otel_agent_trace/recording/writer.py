@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+from array import array
 from collections import OrderedDict  # messages: least recently used first
 from pathlib import Path
 from typing import Any
@@ -99,13 +100,20 @@ class TierWriter:
         # Span name → (entry id, identity attributes) of the latest span entry of that name.
         self._names: dict[str, tuple[str, dict[str, Any]]] = {}
         self.root_id = ""
-        self.entries = 0
-        self.failed = False
+        self.entries = 0  # lines written (whole: a failed write is not counted)
+        self.failed = False  # a write failed
+        self.partial = False  # a write was finished by more than one call
+        # What the ZIP export takes from here instead of scanning the file again: the bytes
+        # written, and the byte offset and line number (0-based) of each snapshot entry's line.
+        self.written = 0
+        self.snapshot_offsets = array("q")
+        self.snapshot_lines = array("q")
         first = b""
         if root is not None:
             self.root_id = f"{prefix}-0000"
             first = fmt.dumps({"id": self.root_id, "parent_id": root_parent, **root})
             self._seq = self.entries = 1
+            self.written = len(first)
         with own_io():
             self._fd: int | None = _create(self.path, first, 0o600 if private else 0o644)
 
@@ -135,9 +143,11 @@ class TierWriter:
         fields: dict[str, Any],
         *,
         message: str | None = None,
+        snapshot: bool = False,
     ) -> str | None:
         """Append one entry (not a span's: see :meth:`write_spans`, :meth:`write_end`); returns its
-        id (``None`` if the file could not be written). ``message``: the digest it is found by."""
+        id (``None`` if the file could not be written). ``message``: the digest it is found by;
+        ``snapshot``: a snapshot entry (where its line is, is remembered for the ZIP export)."""
         with self._lock:
             fd = self._fd  # read under the lock: close() may hand the number to another file
             if fd is None:
@@ -150,6 +160,9 @@ class TierWriter:
             entry = {"id": eid, "parent_id": parent_id}
             entry.update(fields)
             line = _dumps(entry)
+            if snapshot:
+                self.snapshot_offsets.append(self.written)
+                self.snapshot_lines.append(self.entries)
             if not self._emit(fd, line, 1):
                 return None
             if message is not None:
@@ -277,12 +290,15 @@ class TierWriter:
         if (written != len(data) or self._fsync) and not self._write_all(data, written):
             return False
         self.entries += count
+        self.written += len(data)
         return True
 
     def _write_all(self, data: bytes, written: int) -> bool:
         """Finish a short write (full disk, a signal) and fsync if asked. No own_io() around the
         writes: os.write/os.fsync raise no audit events and nothing wraps them (the flag matters
         for open/close), and this is the hot path of every span."""
+        if written != len(data):
+            self.partial = True  # complete in the end, but the file is not taken on trust
         try:
             view = memoryview(data)[written:]
             while view:
