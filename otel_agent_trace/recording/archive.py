@@ -73,7 +73,9 @@ def export_zip(recorder: SessionRecorder, writer: TierWriter) -> Path:
                 with zf.open(_member(fmt.ZIP_EVENTS, stamp, size), "w", force_zip64=True) as member:
                     reader = _ReadAhead(paths, member.write)
                     try:
-                        snapshots, raw_snapshots, total_entries = _snapshots(paths, reader)
+                        snapshots, raw_snapshots, total_entries = _snapshots(
+                            paths, reader, _Written.of(writer, writer.path)
+                        )
                     finally:
                         reader.close()
                 metadata = _metadata(recorder, paths, stamp, tier, total_entries, len(snapshots))
@@ -341,25 +343,34 @@ def _file_chunks(path: Path, sink: Callable[[bytes], Any] | None) -> Iterator[by
                 sink(chunk)
 
 
-def _regions(chunks: Iterable[bytes]) -> Iterator[_Region]:
+def _regions(chunks: Iterable[bytes], at: list[int] | None = None) -> Iterator[_Region]:
     """``(buf, start, end)`` in file order: ``buf[start:end]`` holds whole lines, each with its
     newline (a chunk's own, in place; a line spread over chunks, joined). A line longer than the
     reader reads is given as a blank line (counted, never parsed; its bytes are not kept); a last
-    line without a newline comes last, with one added, if it parses (else it is torn: left out)."""
+    line without a newline comes last, with one added, if it parses (else it is torn: left out).
+    ``at``, when given, is set before each region is given to the file offsets of the bytes it
+    stands for (``[start, end)``: for a line too long, those of the whole line)."""
     pieces: list[bytes] = []  # the start of a line not yet ended
     pending = 0  # its length
     dropping = False  # within a line too long: its bytes are dropped up to its newline
+    offset = 0  # the file offset of the chunk
+    line_at = 0  # the file offset of the line not yet ended
     for chunk in chunks:
         first = chunk.find(b"\n")
         if first < 0:
             if not dropping:
+                if not pieces:
+                    line_at = offset
                 pending += len(chunk)
                 pieces.append(chunk)
                 if pending > _LONGEST:
                     pieces, pending, dropping = [], 0, True
+            offset += len(chunk)
             continue
         start = 0
         if pieces or dropping:
+            if at is not None:
+                at[0], at[1] = line_at, offset + first + 1
             if dropping or pending + first + 1 > _LONGEST:
                 yield b"\n", 0, 1
             else:
@@ -370,9 +381,13 @@ def _regions(chunks: Iterable[bytes]) -> Iterator[_Region]:
             start = first + 1
         end = chunk.rfind(b"\n") + 1
         if start < end:
+            if at is not None:
+                at[0], at[1] = offset + start, offset + end
             yield chunk, start, end
         if end < len(chunk):
             pieces, pending = [chunk[end:]], len(chunk) - end
+            line_at = offset + end
+        offset += len(chunk)
     if pieces:
         last = b"".join(pieces)
         if last.strip():
@@ -380,6 +395,8 @@ def _regions(chunks: Iterable[bytes]) -> Iterator[_Region]:
                 orjson.loads(last)
             except orjson.JSONDecodeError:
                 return
+            if at is not None:
+                at[0], at[1] = line_at, line_at + len(last)
             yield last + b"\n", 0, len(last) + 1
 
 
@@ -440,6 +457,99 @@ class _Scan:
         """Where candidate ``number`` (in the order given) was found."""
         while self.found[0][0] < number:
             self.found.popleft()
+        return self.found.popleft()[1:]
+
+
+class _Doubt(Exception):
+    """The writer's own file is not as its writer says: it is scanned as any other file."""
+
+
+class _Written:
+    """What the writer of the session's own file knows of it (see ``TierWriter``): the lines it
+    wrote, and where its snapshot entries' lines are. ``None`` when there is any doubt: a write
+    failed or was finished by more than one call, the offsets are missing, or the file's size is
+    not what the writer wrote (a line added by hand, a torn one, another writer)."""
+
+    @staticmethod
+    def of(writer: Any, path: Path) -> _Written | None:
+        try:
+            if getattr(writer, "failed", True) or getattr(writer, "partial", True):
+                return None
+            offsets = writer.snapshot_offsets
+            lines = writer.snapshot_lines
+            entries = writer.entries
+            written = writer.written
+            if (
+                type(entries) is not int
+                or type(written) is not int
+                or len(offsets) != len(lines)
+                or _size(path) != written
+            ):
+                return None
+            return _Written(list(offsets), list(lines), entries, written)
+        except (AttributeError, TypeError):
+            return None
+
+    def __init__(self, offsets: list[int], lines: list[int], entries: int, written: int):
+        self.offsets = offsets
+        self.lines = lines
+        self.entries = entries
+        self.written = written
+
+
+class _KnownScan(_Scan):
+    """:class:`_Scan` of the writer's own file: no line counted, no token looked for; the snapshot
+    lines taken where the writer wrote them (``_Written``), each checked to start a line (else, or
+    if the file read is not the file written, :class:`_Doubt`)."""
+
+    def __init__(self, path: Path, chunks: Iterable[bytes], written: _Written):
+        super().__init__(path, chunks)
+        self._written = written
+
+    def lines(self) -> Iterator[bytes]:
+        offsets, numbers = self._written.offsets, self._written.lines
+        count = len(offsets)
+        k = 0
+        number = 0
+        kept: deque[_Region] = deque(maxlen=_KEPT)
+        at = [0, 0]
+        low = high = 0
+        root = True
+        for region in _regions(self._chunks, at):
+            buf, start, end = region
+            low, high = at
+            pos = start
+            if high - low != end - start:  # a line too long (dropped by the reader) or torn
+                if end - start != 1 or high - low <= _LONGEST:
+                    raise _Doubt
+                while k < count and offsets[k] < high:
+                    if offsets[k] != low:
+                        raise _Doubt
+                    k += 1
+                continue
+            if root:
+                root = False
+                pos = buf.find(b"\n", start, end) + 1
+                yield buf[start:pos]
+            before = tuple(kept)
+            kept.append(region)
+            while k < count and offsets[k] < high:
+                line = start + offsets[k] - low
+                if line < pos or (line and buf[line - 1] != 10):
+                    raise _Doubt
+                stop = buf.find(b"\n", line, end) + 1
+                self.found.append((number, numbers[k], region, line, before))
+                number += 1
+                k += 1
+                yield buf[line:stop]
+            self.scanned += end - start
+        if k < count or high != self._written.written:
+            raise _Doubt
+        self.entries = self._written.entries
+
+    def where(self, number: int) -> tuple[int, _Region, int, tuple[_Region, ...]]:
+        if not self.found or self.found[0][0] != number:
+            raise _Doubt  # a line the reader skipped: not what the writer wrote
         return self.found.popleft()[1:]
 
 
@@ -626,15 +736,41 @@ def _view(line: bytes) -> tuple[str, dict[str, Any]] | None:
 
 
 def _snapshots(
-    paths: list[Path], reader: _ReadAhead
+    paths: list[Path], reader: _ReadAhead, written: _Written | None = None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
     """``snapshots.json``'s snapshots, the snapshot entries, and the session's entry count: what
     ``fmt.build_snapshots`` gives from every entry, from the scanned lines only (the chunks of
-    ``paths`` given by ``reader``)."""
+    ``paths`` given by ``reader``). ``written``: what the writer of ``paths[0]`` knows of it (its
+    lines are then neither counted nor searched); if the file is not as it says, the files are
+    read again (after the copy) and scanned as any others."""
+    if written is not None:
+        chunks = reader.chunks()
+        try:
+            return _scan(paths, reader, written, chunks)
+        except _Doubt:
+            for _ in chunks:  # the copy of the files goes on to their end
+                pass
+            for _ in paths[1:]:
+                for _ in reader.chunks():
+                    pass
+        reader = _ReadAhead(paths, None)
+        try:
+            return _scan(paths, reader, None, None)
+        finally:
+            reader.close()
+    return _scan(paths, reader, None, None)
+
+
+def _scan(
+    paths: list[Path], reader: _ReadAhead, written: _Written | None, chunks: Iterator[bytes] | None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
     resolver = _Resolver()
     offset = scanned = 0
     for path in paths:
-        scan = _Scan(path, reader.chunks())
+        if written is not None and chunks is not None:
+            scan: _Scan = _KnownScan(path, chunks, written)
+        else:
+            scan = _Scan(path, reader.chunks())
         for number, entry in fmt.iter_lines(_Feed(scan.lines()), str(path), issues=[]):
             if number == 1:
                 continue  # the root entry
@@ -642,6 +778,12 @@ def _snapshots(
             if entry.get("type") == fmt.SNAPSHOT:
                 resolver.scanned = scanned + scan.scanned
                 resolver.snapshot(offset + index, entry, region, line, before)
+            elif written is not None:
+                raise _Doubt  # a line the writer wrote as a snapshot entry is not one
+        if written is not None:
+            if scan.found:
+                raise _Doubt
+            written = chunks = None  # the files after the first: child processes'
         offset += scan.entries
         scanned += scan.scanned
     views = resolver.views
