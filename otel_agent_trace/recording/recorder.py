@@ -16,6 +16,7 @@ from otel_agent_trace import semconv
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace._internal import sdk_compat, sink
 from otel_agent_trace._internal.guard import internal_error, never_raise, own_io, report_once
+from otel_agent_trace._internal.own_messages import OwnMessages
 from otel_agent_trace.settings import TIER_CHECKPOINT, Settings, get_settings
 
 from .entries import dropped_counts as _dropped
@@ -789,12 +790,13 @@ class SessionRecorder:
         not grow with the conversation. The others are looked up by key (see :meth:`_digest_of`).
         ``remember``: this is the conversation to compare the next one with."""
         copies, known_ids = tier.recent
+        own = type(messages) is OwnMessages  # the capture's copies: kept as they are
         try:
-            same = list(map(operator.eq, messages, copies))  # (as long as the shorter)
-            try:
-                prefix = same.index(False)
-            except ValueError:
-                prefix = len(same)
+            if own:  # mostly the very objects kept: compared by identity, in C
+                prefix = _common_prefix(messages, copies)
+            else:
+                same = list(map(operator.eq, messages, copies))  # (as long as the shorter)
+                prefix = same.index(False) if False in same else len(same)
         except Exception:  # an odd object's comparison (not a message of ours): no prefix
             prefix = 0
         tier.prefix = (known_ids, prefix)
@@ -811,7 +813,7 @@ class SessionRecorder:
                     entry = self._message_entry(tier, message, parent_id, span_id, keys[index])
                 ids.append(entry)
                 if remember:
-                    copies.append(_plain_copy(message) if entry is not None else _UNEQUAL)
+                    copies.append(_plain_copy(message, own) if entry is not None else _UNEQUAL)
         elif remember:
             copies = copies[:prefix]
         if remember:
@@ -1081,12 +1083,30 @@ def _message_keys(messages: list[Any]) -> list[Any]:
 _UNEQUAL = object()  # equal to no message
 
 
-def _plain_copy(message: Any) -> Any:
+def _plain_copy(message: Any, own: bool = False) -> Any:
     """A copy of a message whose keys are all ``str`` and values all ``str`` or ``None`` (equal to
-    another message exactly when their canonical JSON is); ``_UNEQUAL`` for any other."""
+    another message exactly when their canonical JSON is); ``_UNEQUAL`` for any other. ``own``: the
+    message is a copy nobody changes (see ``OwnMessages``), kept itself."""
     if type(message) is not dict or _plain_chars(tuple(message.items())) < 0:
         return _UNEQUAL
-    return dict(message)
+    return message if own else dict(message)
+
+
+def _common_prefix(messages: list[Any], copies: list[Any]) -> int:
+    """How many leading items of two lists are equal, by slice comparisons (in C; an item that is
+    the very object of the other list is equal without being compared): the whole, else found by
+    halving, comparing about twice the prefix's items."""
+    length = min(len(messages), len(copies))
+    if messages[:length] == copies[:length]:
+        return length
+    low, high = 0, length  # messages[:low] == copies[:low]; messages[:high] != copies[:high]
+    while high - low > 1:
+        middle = (low + high) // 2
+        if messages[low:middle] == copies[low:middle]:
+            low = middle
+        else:
+            high = middle
+    return low
 
 
 def _lookup(known: dict[Any, str], keys: list[Any]) -> list[str | None]:

@@ -99,3 +99,40 @@ def test_a_resent_message_changed_in_place_is_read_again(openai_client, llm, che
         {"role": "assistant", "content": "Hi."},
         {"role": "user", "content": "again"},
     ]
+
+
+def test_a_conversation_changed_as_agents_change_it_is_recorded_as_sent(openai_client, llm, checkpoint):
+    """Call after call, the conversation is extended, has its last message replaced, has a message
+    changed in place, loses its oldest turns, and is resent as it is: each call's snapshot holds
+    exactly what that call sent (the recorder keeps the capture's copies of resent messages and
+    knows them again by identity: a message changed in place since is never taken as before)."""
+    import copy
+
+    system = {"role": "system", "content": "Be brief."}
+    u1 = {"role": "user", "content": "one"}
+    a1 = {"role": "assistant", "content": "uno"}
+    u2 = {"role": "user", "content": "two"}
+    u3 = {"role": "user", "content": "three"}
+    u4 = {"role": "user", "content": "four"}
+    sent: list[list[dict[str, Any]]] = []
+
+    def call(messages: list[dict[str, Any]]) -> None:
+        sent.append(copy.deepcopy(messages))
+        llm.queue("openai_chat_final")
+        openai_client.chat.completions.create(model="gpt-4o-mini", messages=messages)
+
+    call([system, u1])
+    call([system, u1, a1, u2])  # extended
+    call([system, u1, a1, u3])  # its last message replaced
+    u1["content"] = "one, changed"  # changed in place, resent
+    call([system, u1, a1, u3, u4])
+    call([system, a1, u3, u4])  # the oldest turn dropped
+    call([system, a1, u3, u4])  # resent as it is
+    path = _checkpoint_file(checkpoint)
+    checkpoint.stop()
+    snapshots = load_session(path).snapshots
+    assert len(snapshots) == len(sent)
+    for snapshot, messages in zip(snapshots, sent, strict=True):
+        assert strip_digests(snapshot["agent_messages"][: len(messages)]) == messages
+    assert u1 == {"role": "user", "content": "one, changed"}  # the agent's objects untouched
+    assert system == {"role": "system", "content": "Be brief."}

@@ -8,6 +8,7 @@ from typing import Any
 
 import orjson
 
+from otel_agent_trace._internal.own_messages import OwnMessages
 from otel_agent_trace.session_format.messages import text_of  # noqa: F401 (re-exported)
 
 _SCALARS = (str, int, float, bool, type(None))
@@ -86,24 +87,37 @@ def jsonable_list(values: Any) -> list[Any]:
     return plain_messages(values)[0]
 
 
-def plain_messages(values: list[Any]) -> tuple[list[Any], list[Any]]:
+def plain_messages(values: list[Any]) -> tuple[OwnMessages, list[Any]]:
     """``[jsonable(v) for v in values]`` and each message's ``role`` (``None`` for one that is not
     a dict), with no Python call for a dict of ``str`` keys and scalar values (most of a
-    conversation's messages: those are handed on as they are).
+    conversation's messages).
 
-    A resent conversation costs one comparison in C per message: the leading messages equal to
-    plain copies of the last conversation's are plain (a dict equal to a dict of ``str`` keys and
-    scalar values has such keys and values) and have its roles, whatever object they are and
-    however they were changed in place since. Which of the others are plain is found in C too."""
+    A plain message is handed on as a copy of ours (:class:`OwnMessages`: nobody changes it, so
+    the recorder keeps it without a copy of its own). A resent conversation costs one comparison
+    in C per message: the leading messages equal to the copies of the last conversation's are
+    plain (a dict equal to a dict of ``str`` keys and scalar values has such keys and values), are
+    handed on as those copies, and have their roles, whatever object they are and however they
+    were changed in place since. Which of the others are plain is found in C too."""
     global _recent
     copies, known_roles = _recent
+    length = min(len(values), len(copies))
     try:
-        same = list(map(operator.eq, values, copies))  # (as long as the shorter)
-        prefix = same.index(False) if False in same else len(same)
+        # The two common cases first, each one comparison in C per message: the last conversation
+        # resent and more after it; the last conversation resent with its last message replaced.
+        last = length - 1
+        if length == 0:
+            equal, prefix = True, 0
+        elif values[last] == copies[last]:
+            equal, prefix = values[:last] == copies[:last], length
+        else:
+            equal, prefix = values[:last] == copies[:last], last
+        if not equal:
+            same = list(map(operator.eq, values, copies))
+            prefix = same.index(False) if False in same else len(same)
     except Exception:  # an odd object's comparison: no prefix
         prefix = 0
     if prefix == len(values):
-        return list(values), known_roles[:prefix]
+        return OwnMessages(copies[:prefix]), known_roles[:prefix]
     rest = values[prefix:] if prefix else values
     try:  # (dict.values raises for a value that is not a dict, before anything is iterated)
         plain = list(map(_SCALAR_TYPES.issuperset, map(map, repeat(type), map(dict.values, rest))))
@@ -115,14 +129,15 @@ def plain_messages(values: list[Any]) -> tuple[list[Any], list[Any]]:
         roles = None
     if not all(type(name) is str for name in names):
         plain = [False] * len(rest)
-    out = list(values)
+    fresh = [dict(m) if p else _UNEQUAL for m, p in zip(rest, plain, strict=True)]
+    out = OwnMessages(copies[:prefix])
+    out += fresh
     if False in plain:
-        for index in compress(range(prefix, len(out)), map(operator.not_, plain)):
-            out[index] = jsonable(out[index])
+        for index in compress(range(len(rest)), map(operator.not_, plain)):
+            out[prefix + index] = jsonable(rest[index])
     if roles is None:
         roles = [m.get("role") if isinstance(m, dict) else None for m in out[prefix:]]
     roles = known_roles[:prefix] + roles if prefix else roles
     if len(values) <= _REMEMBER_AT_MOST:
-        fresh = [dict(m) if p else _UNEQUAL for m, p in zip(rest, plain, strict=True)]
         _recent = (copies[:prefix] + fresh, roles)
     return out, roles

@@ -30,6 +30,7 @@ from otel_agent_trace import semconv
 from otel_agent_trace._internal import genai_spans as gs
 from otel_agent_trace._internal import sink
 from otel_agent_trace._internal.guard import internal_error
+from otel_agent_trace._internal.own_messages import OwnMessages
 from otel_agent_trace._version import __version__
 from otel_agent_trace.instrumentation._genai.http_facts import MODEL_SPAN
 from otel_agent_trace.instrumentation._genai.jsonable import text_of
@@ -299,10 +300,16 @@ class ModelCall:
             self._content_on_span(result, settings.content_on_spans, settings.content_in_events)
 
     def _snapshot(self, rec: Any, result: ModelResult) -> None:
+        inputs = self.input_messages
+        if type(inputs) is OwnMessages:  # outputs copied too: the recorder keeps them as they are
+            messages: list[Any] = OwnMessages(inputs)
+            messages += [dict(m) if type(m) is dict else m for m in result.output_messages]
+        else:
+            messages = list(inputs) + list(result.output_messages)
         record_snapshot(
             rec,
             self.name,
-            list(self.input_messages) + list(result.output_messages),
+            messages,
             self.system,
             self.input_messages,
             result.output_messages,
