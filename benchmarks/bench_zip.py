@@ -221,6 +221,7 @@ def main() -> None:
             **{
                 label: {
                     "seconds": round(statistics.median(ts), 3),
+                    "seconds_min_max": [round(min(ts), 3), round(max(ts), 3)],
                     "mb_per_s": round(size_mb / statistics.median(ts), 1),
                     "cpu_seconds": round(statistics.median(cpus[label]), 3),
                     "mb_per_cpu_s": round(size_mb / statistics.median(cpus[label]), 1),
@@ -240,13 +241,15 @@ def main() -> None:
         f"session {result['session_mb']} MB, {result['entries']} entries, {result['snapshots']} snapshots "
         f"of {args.window} messages"
     )
-    print(f"{'code':<12}{'seconds':>10}{'MB/s':>10}{'CPU s':>10}{'MB/CPU s':>10}{'ZIP MB':>10}")
+    header = f"{'code':<12}{'seconds':>10}{'MB/s':>10}{'CPU s':>10}{'MB/CPU s':>10}{'ZIP MB':>10}"
+    print(header + "  seconds min-max")
     for label in ("old", "new"):
         row = result[label]
         name = args.against if label == "old" else "this tree"
+        low, high = row["seconds_min_max"]
         print(
             f"{name:<12}{row['seconds']:>10.3f}{row['mb_per_s']:>10.1f}{row['cpu_seconds']:>10.3f}"
-            f"{row['mb_per_cpu_s']:>10.1f}{row['zip_mb']:>10.1f}"
+            f"{row['mb_per_cpu_s']:>10.1f}{row['zip_mb']:>10.1f}  {low:.3f}-{high:.3f}"
         )
     print("new ZIP loads with load_session; its snapshots equal the JSONL's:", same_snapshots)
     print("snapshots.json and resume.json (parsed), entry count, as the old code's:", same_members)
