@@ -18,6 +18,7 @@ import pytest
 import otel_agent_trace as oat
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace.recording import archive
+from otel_agent_trace.session_format import reader
 from otel_agent_trace.settings import Settings
 
 
@@ -258,3 +259,37 @@ def test_a_file_changed_in_place_without_a_thread(provider, tmp_path, monkeypatc
     monkeypatch.setattr(archive._thread, "start_new_thread", refuse)
     assert _doubted(writer)
     _check(s._recorder, writer, known=True)
+
+
+@pytest.mark.parametrize("chunk", [799, 301, 64])  # (shorter than the cap, as 4 MB is than 32)
+def test_lines_longer_than_the_reader_reads(provider, tmp_path, monkeypatch, chunk):
+    """Lines over the reader's cap (here 800 bytes: the root entry, snapshots with a long state,
+    long messages) are dropped by the reader and counted by the export, from the writer's
+    knowledge as by the scan."""
+    monkeypatch.setattr(archive, "_CHUNK", chunk)
+
+    def during(s: Any, turn: int) -> None:
+        if turn in (6, 7):
+            pad = {"pad": "p" * 900}
+            oat.snapshot(f"long {turn}", messages=[{"role": "user", "content": "z"}], state=pad)
+
+    s = _record(tmp_path / "sessions", turns=16, during=during)
+    _stop(s)
+    monkeypatch.setattr(reader, "MAX_LINE_BYTES", 800)
+    monkeypatch.setattr(archive, "_LONGEST", 801)
+    writer = s._recorder.tiers[1].writer  # (checkpoint: the messages' text is kept, some are long)
+    data = writer.path.read_bytes()
+    assert data.index(b"\n") > 800
+    assert any(end - at > 800 for at, end in ((a, data.index(b"\n", a)) for a in writer.snapshot_offsets))
+    assert not _doubted(writer)
+    members = _export(s._recorder, writer)
+    scanned = _export(s._recorder, types.SimpleNamespace(path=writer.path, tier=writer.tier))
+    for name in (fmt.ZIP_SNAPSHOTS, fmt.ZIP_RESUME):
+        assert members[name] == scanned[name]
+    assert members[fmt.ZIP_METADATA]["total_events"] == data.count(b"\n")  # lines, long ones too
+    snapshots, _ = _expected(writer, s.session_id)  # (events_since_last: the reader's skip them)
+    assert [(x["snapshot_id"], x["agent_messages"]) for x in members[fmt.ZIP_SNAPSHOTS]] == [
+        (x["snapshot_id"], x["agent_messages"]) for x in snapshots
+    ]
+    assert any("missing" in m for snap in members[fmt.ZIP_SNAPSHOTS] for m in snap["agent_messages"])
+    assert len(members[fmt.ZIP_SNAPSHOTS]) < len(writer.snapshot_offsets)  # (the long ones dropped)
