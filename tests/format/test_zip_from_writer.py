@@ -267,6 +267,11 @@ def test_lines_longer_than_the_reader_reads(provider, tmp_path, monkeypatch, chu
     long messages) are dropped by the reader and counted by the export, from the writer's
     knowledge as by the scan."""
     monkeypatch.setattr(archive, "_CHUNK", chunk)
+    # The root entry holds the working directory: a long one makes it longer than the cap
+    # whatever else it holds (argv, packages: shorter under CI than from a shell).
+    long_cwd = tmp_path / ("c" * 240)
+    long_cwd.mkdir()
+    monkeypatch.chdir(long_cwd)
 
     def during(s: Any, turn: int) -> None:
         if turn in (6, 7):
