@@ -196,7 +196,8 @@ class ShareableSpanExporter(SpanExporter):
 
     def shutdown(self) -> None:
         self.close()
-        self.report(self.exported_spans + self.failed_spans)  # said already if our processor ran
+        if not self.exiting:  # else our processor is shutting down: it reports, knowing what it took
+            self.report(self.exported_spans + self.failed_spans)
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         with own_io():
