@@ -19,45 +19,7 @@ import otel_agent_trace as oat
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace.recording import archive
 from otel_agent_trace.session_format import reader
-from otel_agent_trace.settings import Settings
-
-
-@pytest.fixture(params=[4 << 20, 64 << 10, 4096, 301, 64], ids=lambda n: f"chunk{n}")
-def chunk(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
-    monkeypatch.setattr(archive, "_CHUNK", request.param)
-    return request.param
-
-
-def _record(directory: Path, *, turns: int = 30, during: Any = None) -> Any:
-    """A session recorded by the real recorder in both tiers (not stopped): messages, tool calls
-    with "snapshot" and "message" in their results, snapshots of the whole history (by reference),
-    of a window, of old messages, of none. ``during(session, turn)`` is called each turn."""
-    s = oat.session("zip", directory=directory, tier="both", settings=Settings(directory=directory)).start()
-
-    @oat.tool
-    def lookup(query: str) -> dict[str, Any]:
-        return {"message": "snapshot", "type": "snapshot", "text": query * 3}
-
-    history: list[dict[str, Any]] = [{"role": "system", "content": "You are a test."}]
-    for turn in range(turns):
-        if during is not None:
-            during(s, turn)
-        user = {"role": "user", "content": f"question {turn} " + "y" * (turn * 53 % 700)}
-        oat.record_message("user", user["content"])
-        lookup(f"q{turn}")
-        answer: dict[str, Any] = {"role": "assistant", "content": f"answer {turn} snapshot"}
-        if turn % 7 == 3:  # an OpenAI Responses item: its own id and type
-            answer = {"id": f"fc_{turn}", "type": "function_call", "role": "assistant", "content": None}
-        history += [user, answer]
-        if turn % 4 == 0:
-            oat.snapshot(f"turn {turn}", messages=list(history), system_prompt="You are a test.")
-        elif turn % 4 == 1:
-            oat.snapshot(f"window {turn}", messages=history[-4:], state={"turn": turn})
-        elif turn % 4 == 2:
-            oat.snapshot(f"first {turn}", messages=history[:3])
-        else:
-            oat.snapshot(f"empty {turn}", messages=[])
-    return s
+from tests.format.zip_sessions import record_session
 
 
 def _stop(s: Any) -> list[Path]:
@@ -124,7 +86,7 @@ def _check(recorder: Any, writer: Any, *, known: bool) -> dict[str, Any]:
 
 
 def test_the_writer_knows_its_lines_and_snapshot_offsets(provider, tmp_path):
-    s = _record(tmp_path / "sessions")
+    s = record_session(tmp_path / "sessions")
     _stop(s)
     for tier in s._recorder.tiers:
         writer = tier.writer
@@ -144,7 +106,7 @@ def test_the_writer_knows_its_lines_and_snapshot_offsets(provider, tmp_path):
 
 @pytest.mark.parametrize("tier", [0, 1], ids=["trace", "checkpoint"])
 def test_the_zip_written_at_stop_is_the_readers(provider, tmp_path, chunk, tier):
-    s = _record(tmp_path / "sessions")
+    s = record_session(tmp_path / "sessions")
     recorded = _stop(s)
     writer = s._recorder.tiers[tier].writer
     members = _check(s._recorder, writer, known=True)
@@ -155,7 +117,7 @@ def test_the_zip_written_at_stop_is_the_readers(provider, tmp_path, chunk, tier)
 
 
 def test_without_a_thread(provider, tmp_path, monkeypatch):
-    s = _record(tmp_path / "sessions", turns=12)
+    s = record_session(tmp_path / "sessions", turns=12)
     _stop(s)
 
     def refuse(*args: Any) -> None:
@@ -168,7 +130,7 @@ def test_without_a_thread(provider, tmp_path, monkeypatch):
 def test_a_child_processs_file_is_scanned(provider, tmp_path, chunk):
     """The parent's file from its writer, a child's (here written beside it by hand, as a forked
     child's writer names it) scanned: its snapshots and entries follow the parent's."""
-    s = _record(tmp_path / "sessions", turns=10)
+    s = record_session(tmp_path / "sessions", turns=10)
     _stop(s)
     writer = s._recorder.tiers[0].writer
     first = orjson.loads(writer.path.open("rb").readline())
@@ -203,7 +165,7 @@ def test_a_failed_write_leaves_the_file_to_the_scan(provider, tmp_path, chunk):
             os.dup2(saved[0], writer._fd)
             os.close(saved[0])
 
-    s = _record(tmp_path / "sessions", turns=14, during=during)
+    s = record_session(tmp_path / "sessions", turns=14, during=during)
     _stop(s)
     writer = s._recorder.tiers[0].writer
     assert writer.failed
@@ -211,7 +173,7 @@ def test_a_failed_write_leaves_the_file_to_the_scan(provider, tmp_path, chunk):
 
 
 def test_a_line_added_by_hand_leaves_the_file_to_the_scan(provider, tmp_path, chunk):
-    s = _record(tmp_path / "sessions", turns=10)
+    s = record_session(tmp_path / "sessions", turns=10)
     _stop(s)
     writer = s._recorder.tiers[0].writer
     p = writer.prefix
@@ -226,7 +188,7 @@ def test_a_line_added_by_hand_leaves_the_file_to_the_scan(provider, tmp_path, ch
 def test_a_file_changed_in_place_is_scanned_again(provider, tmp_path, chunk, change):
     """The same size as written, other lines: the writer's offsets are found wrong as the file is
     copied, and the files are read again and scanned (the copy in the ZIP is the file as it is)."""
-    s = _record(tmp_path / "sessions", turns=10)
+    s = record_session(tmp_path / "sessions", turns=10)
     _stop(s)
     writer = s._recorder.tiers[0].writer
     data = bytearray(writer.path.read_bytes())
@@ -246,7 +208,7 @@ def test_a_file_changed_in_place_is_scanned_again(provider, tmp_path, chunk, cha
 
 
 def test_a_file_changed_in_place_without_a_thread(provider, tmp_path, monkeypatch):
-    s = _record(tmp_path / "sessions", turns=10)
+    s = record_session(tmp_path / "sessions", turns=10)
     _stop(s)
     writer = s._recorder.tiers[0].writer
     data = writer.path.read_bytes()
@@ -278,7 +240,7 @@ def test_lines_longer_than_the_reader_reads(provider, tmp_path, monkeypatch, chu
             pad = {"pad": "p" * 900}
             oat.snapshot(f"long {turn}", messages=[{"role": "user", "content": "z"}], state=pad)
 
-    s = _record(tmp_path / "sessions", turns=16, during=during)
+    s = record_session(tmp_path / "sessions", turns=16, during=during)
     _stop(s)
     monkeypatch.setattr(reader, "MAX_LINE_BYTES", 800)
     monkeypatch.setattr(archive, "_LONGEST", 801)

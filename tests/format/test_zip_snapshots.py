@@ -18,7 +18,7 @@ import otel_agent_trace as oat
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace.recording import archive
 from otel_agent_trace.session_format import reader
-from otel_agent_trace.settings import Settings
+from tests.format.zip_sessions import record_session
 
 SESSION = "session-20261202-120000-0a0b0c0d"
 
@@ -60,43 +60,13 @@ def _lines(path: Path) -> int:
     return sum(p.read_bytes().count(b"\n") for p in _files(path))
 
 
-@pytest.fixture(params=[4 << 20, 64 << 10, 4096, 301, 64], ids=lambda n: f"chunk{n}")
-def chunk(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
-    monkeypatch.setattr(archive, "_CHUNK", request.param)
-    return request.param
-
-
 @pytest.fixture
 def recorded(provider: Any, tmp_path: Path) -> tuple[Path, Path]:
-    """A session recorded in both tiers: messages inside and outside spans, ones with their own
-    ``id``/``type`` keys, tool results holding "message" and "snapshot" as strings, snapshots of a
-    growing history (by reference in format 1.2), of a window, of an old message, of none."""
-    directory = tmp_path / "sessions"
-    s = oat.session("zip", directory=directory, tier="both", settings=Settings(directory=directory)).start()
-
-    @oat.tool
-    def lookup(query: str) -> dict[str, Any]:
-        return {"message": "snapshot", "type": "message", "text": query * 3}
-
-    history: list[dict[str, Any]] = [{"role": "system", "content": "You are a test."}]
-    for turn in range(40):
-        user = {"role": "user", "content": f"question {turn} " + "x" * (turn * 37 % 500)}
-        oat.record_message("user", user["content"])
-        lookup(f"q{turn}")
-        answer: dict[str, Any] = {"role": "assistant", "content": f"answer {turn}"}
-        if turn % 7 == 3:  # an OpenAI Responses item: its own id and type
-            answer = {"id": f"fc_{turn}", "type": "function_call", "role": "assistant", "content": None}
-        history += [user, answer]
-        if turn % 3 == 0:
-            oat.snapshot(f"turn {turn}", messages=list(history), system_prompt="You are a test.")
-        elif turn % 3 == 1:
-            oat.snapshot(f"window {turn}", messages=history[-4:], state={"turn": turn})
-        elif turn % 5 == 2:
-            oat.snapshot(f"first {turn}", messages=history[:2])
-        else:
-            oat.snapshot(f"empty {turn}", messages=[])
+    """A session recorded in both tiers (``record_session``, 40 turns: a snapshot each), its ZIPs
+    set aside: each test exports again."""
+    s = record_session(tmp_path / "sessions", turns=40)
     trace_file, checkpoint_file = s.files
-    for written in s.stop():  # kept aside: each test exports again
+    for written in s.stop():
         Path(written).rename(Path(written).with_suffix(".recorded"))
     return trace_file, checkpoint_file
 

@@ -1,0 +1,42 @@
+"""A session recorded by the real recorder for the ZIP export's tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import otel_agent_trace as oat
+from otel_agent_trace.settings import Settings
+
+
+def record_session(directory: Path, *, turns: int = 30, during: Any = None) -> Any:
+    """A session in both tiers (started, not stopped): messages, tool calls with "snapshot" and
+    "message" in their results, an OpenAI Responses item (its own ``id`` and ``type``), one
+    snapshot a turn — of the whole history (by reference in format 1.2), of a window, of old
+    messages, of none. ``during(session, turn)`` is called at the start of each turn."""
+    s = oat.session("zip", directory=directory, tier="both", settings=Settings(directory=directory)).start()
+
+    @oat.tool
+    def lookup(query: str) -> dict[str, Any]:
+        return {"message": "snapshot", "type": "snapshot", "text": query * 3}
+
+    history: list[dict[str, Any]] = [{"role": "system", "content": "You are a test."}]
+    for turn in range(turns):
+        if during is not None:
+            during(s, turn)
+        user = {"role": "user", "content": f"question {turn} " + "y" * (turn * 53 % 700)}
+        oat.record_message("user", user["content"])
+        lookup(f"q{turn}")
+        answer: dict[str, Any] = {"role": "assistant", "content": f"answer {turn} snapshot"}
+        if turn % 7 == 3:  # an OpenAI Responses item: its own id and type
+            answer = {"id": f"fc_{turn}", "type": "function_call", "role": "assistant", "content": None}
+        history += [user, answer]
+        if turn % 4 == 0:
+            oat.snapshot(f"turn {turn}", messages=list(history), system_prompt="You are a test.")
+        elif turn % 4 == 1:
+            oat.snapshot(f"window {turn}", messages=history[-4:], state={"turn": turn})
+        elif turn % 4 == 2:
+            oat.snapshot(f"first {turn}", messages=history[:3])
+        else:
+            oat.snapshot(f"empty {turn}", messages=[])
+    return s
