@@ -472,8 +472,8 @@ class _Written:
 
     @staticmethod
     def of(writer: Any, path: Path) -> _Written | None:
-        try:
-            if getattr(writer, "failed", True) or getattr(writer, "partial", True):
+        try:  # (a writer without this knowledge, e.g. one that has only the path: AttributeError)
+            if writer.failed or writer.partial:
                 return None
             offsets = writer.snapshot_offsets
             lines = writer.snapshot_lines

@@ -785,9 +785,10 @@ class SessionRecorder:
     ) -> list[str | None]:
         """The message entries of ``messages`` in one file, written for those it does not hold
         yet. The caller holds the lock. The leading messages equal to those of the conversation
-        this file saw last (``tier.recent``: plain copies, compared in C) take its ids: a resent
-        conversation costs one comparison per message, nothing is hashed, so a call's cost does
-        not grow with the conversation. The others are looked up by key (see :meth:`_digest_of`).
+        this file saw last (``tier.recent``: plain copies, compared in C; the capture's own copies,
+        kept as they are, when it hands an ``OwnMessages``: then compared by identity) take its
+        ids: a resent conversation costs one comparison per message, nothing is hashed, so a call's
+        cost does not grow with the conversation. The others are looked up by key (see :meth:`_digest_of`).
         ``remember``: this is the conversation to compare the next one with."""
         copies, known_ids = tier.recent
         own = type(messages) is OwnMessages  # the capture's copies: kept as they are
