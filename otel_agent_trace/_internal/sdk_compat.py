@@ -47,6 +47,51 @@ def set_attribute_fast(span: Any, key: str, value: str) -> None:
     span.set_attribute(key, value)
 
 
+_PLAIN = frozenset({str, int, float, bool})
+_PLAIN_OR_TUPLE = _PLAIN | {tuple}
+_STR = {str}
+
+
+def set_attributes_fast(span: Any, attributes: dict[str, Any]) -> None:
+    """``span.set_attributes(attributes)`` for attributes the SDK would keep as they are — the
+    caller's own constant keys (non-empty ``str``), values ``str``, ``int``, ``float``, ``bool``
+    or non-empty tuples of ``str`` — straight into the span's attribute dict under the span's
+    lock: the SDK's per-value validation and per-item locking cost more than their export. The
+    checks are done in C on the whole dict. Anything else — another value type (a list), a length
+    limit, a full dict, an ended span, an SDK that keeps its attributes elsewhere — goes through
+    ``set_attributes`` unchanged."""
+    try:
+        bounded = span._attributes
+        raw = bounded._dict
+        maxlen = bounded.maxlen
+        kinds = set(map(type, attributes.values()))
+        if (
+            type(raw) is dict
+            and (kinds <= _PLAIN or (kinds <= _PLAIN_OR_TUPLE and _str_tuples(attributes.values())))
+            and span._end_time is None
+            and (maxlen is None or len(raw) + len(attributes) <= maxlen)
+            and not bounded._immutable
+            and bounded.max_value_len is None
+        ):
+            with span._lock:
+                if not raw.keys().isdisjoint(attributes):  # (the SDK moves a key set again to the end)
+                    for key in attributes:
+                        raw.pop(key, None)
+                raw.update(attributes)
+            return
+    except AttributeError:
+        pass
+    span.set_attributes(attributes)
+
+
+def _str_tuples(values: Any) -> bool:
+    """Whether each tuple among ``values`` is non-empty and holds only ``str``."""
+    for value in values:
+        if type(value) is tuple and (not value or set(map(type, value)) != _STR):
+            return False
+    return True
+
+
 def tag_starting_span(span: Any, key: str, key_if_absent: str, value: str) -> None:
     """``value`` under ``key`` and, unless the span already has one, under ``key_if_absent`` (a
     host's own value is never replaced) — on a span that is starting, as

@@ -19,8 +19,11 @@ from urllib.parse import urlsplit
 
 from otel_agent_trace import semconv
 from otel_agent_trace._internal.guard import internal_error
+from otel_agent_trace._internal.sdk_compat import set_attributes_fast
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+# A model call's URL (the same for every call to an endpoint) -> its server address and port.
+_SERVERS: dict[str, tuple[str | None, int | None]] = {}
 
 MODEL_SPAN: ContextVar[Any] = ContextVar("otel_agent_trace_model_span", default=None)
 
@@ -70,13 +73,24 @@ class ModelRequest:
                 int(span_attrs.get(semconv.HTTP_REQUEST_RESEND_COUNT, 0)) + 1
             )
         else:
-            try:
-                parts = urlsplit(self.url)
-                if parts.hostname:
-                    attrs[semconv.SERVER_ADDRESS] = parts.hostname
-                port = parts.port or _DEFAULT_PORTS.get(parts.scheme)
-                if port:
-                    attrs[semconv.SERVER_PORT] = port
-            except ValueError:
-                pass
-        span.set_attributes(attrs)
+            host, port = _server_of(self.url)
+            if host:
+                attrs[semconv.SERVER_ADDRESS] = host
+            if port:
+                attrs[semconv.SERVER_PORT] = port
+        set_attributes_fast(span, attrs)
+
+
+def _server_of(url: str) -> tuple[str | None, int | None]:
+    """A URL's host and port (the scheme's default when it names none), remembered per URL."""
+    found = _SERVERS.get(url)
+    if found is None:
+        try:
+            parts = urlsplit(url)
+            found = (parts.hostname or None, parts.port or _DEFAULT_PORTS.get(parts.scheme))
+        except ValueError:
+            found = (None, None)
+        if len(_SERVERS) >= 256:
+            _SERVERS.clear()
+        _SERVERS[url] = found
+    return found

@@ -31,6 +31,7 @@ from otel_agent_trace._internal import genai_spans as gs
 from otel_agent_trace._internal import sink
 from otel_agent_trace._internal.guard import internal_error
 from otel_agent_trace._internal.own_messages import OwnMessages
+from otel_agent_trace._internal.sdk_compat import set_attributes_fast
 from otel_agent_trace._version import __version__
 from otel_agent_trace.instrumentation._genai.http_facts import MODEL_SPAN
 from otel_agent_trace.instrumentation._genai.jsonable import text_of
@@ -442,11 +443,11 @@ def _set_result_attributes(span: Span, result: ModelResult) -> None:
         if value is not None:
             attrs[key] = value
     if result.finish_reasons:
-        attrs[semconv.GEN_AI_RESPONSE_FINISH_REASONS] = [str(r) for r in result.finish_reasons]
+        attrs[semconv.GEN_AI_RESPONSE_FINISH_REASONS] = tuple([str(r) for r in result.finish_reasons])
     if result.tool_calls:  # (no gen_ai.tool.call event each: the same facts, a second time)
-        attrs[semconv.TOOL_CALL_IDS] = [cid or "" for cid, _ in result.tool_calls]
-        attrs[semconv.TOOL_CALL_NAMES] = [name or "" for _, name in result.tool_calls]
-    span.set_attributes(attrs)
+        attrs[semconv.TOOL_CALL_IDS] = tuple([cid or "" for cid, _ in result.tool_calls])
+        attrs[semconv.TOOL_CALL_NAMES] = tuple([name or "" for _, name in result.tool_calls])
+    set_attributes_fast(span, attrs)
 
 
 def begin(
