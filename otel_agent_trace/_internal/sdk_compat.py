@@ -13,6 +13,7 @@ import inspect
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cache
+from itertools import chain
 from typing import Any
 
 
@@ -48,48 +49,52 @@ def set_attribute_fast(span: Any, key: str, value: str) -> None:
 
 
 _PLAIN = frozenset({str, int, float, bool})
-_PLAIN_OR_TUPLE = _PLAIN | {tuple}
-_STR = {str}
+_TUPLE = frozenset({tuple})
+_STR = frozenset({str})
 
 
-def set_attributes_fast(span: Any, attributes: dict[str, Any]) -> None:
-    """``span.set_attributes(attributes)`` for attributes the SDK would keep as they are — the
-    caller's own constant keys (non-empty ``str``), values ``str``, ``int``, ``float``, ``bool``
-    or non-empty tuples of ``str`` — straight into the span's attribute dict under the span's
-    lock: the SDK's per-value validation and per-item locking cost more than their export. The
-    checks are done in C on the whole dict. Anything else — another value type (a list), a length
-    limit, a full dict, an ended span, an SDK that keeps its attributes elsewhere — goes through
-    ``set_attributes`` unchanged."""
+def set_attributes_fast(
+    span: Any, attributes: dict[str, Any], str_tuples: dict[str, Any] | None = None
+) -> None:
+    """``span.set_attributes({**attributes, **str_tuples})`` for attributes the SDK would keep as
+    they are — the caller's own constant keys (non-empty ``str``); ``attributes``' values ``str``,
+    ``int``, ``float`` or ``bool``, ``str_tuples``' non-empty tuples of ``str`` — straight into the
+    span's attribute dict under the span's lock: the SDK's per-value validation and per-item
+    locking cost more than their export. The values are checked in C, all at once. Anything else
+    — another value type, a length limit, a full dict, an ended span, an SDK that keeps its
+    attributes elsewhere — goes through ``set_attributes`` unchanged."""
+    merged = {**attributes, **str_tuples} if str_tuples else attributes
     try:
         bounded = span._attributes
         raw = bounded._dict
         maxlen = bounded.maxlen
-        kinds = set(map(type, attributes.values()))
         if (
             type(raw) is dict
-            and (kinds <= _PLAIN or (kinds <= _PLAIN_OR_TUPLE and _str_tuples(attributes.values())))
+            and set(map(type, attributes.values())) <= _PLAIN
+            and (not str_tuples or _are_str_tuples(str_tuples.values()))
             and span._end_time is None
-            and (maxlen is None or len(raw) + len(attributes) <= maxlen)
+            and (maxlen is None or len(raw) + len(merged) <= maxlen)
             and not bounded._immutable
             and bounded.max_value_len is None
         ):
             with span._lock:
-                if not raw.keys().isdisjoint(attributes):  # (the SDK moves a key set again to the end)
-                    for key in attributes:
+                if not raw.keys().isdisjoint(merged):  # (the SDK moves a key set again to the end)
+                    for key in merged:
                         raw.pop(key, None)
-                raw.update(attributes)
+                raw.update(merged)
             return
     except AttributeError:
         pass
-    span.set_attributes(attributes)
+    span.set_attributes(merged)
 
 
-def _str_tuples(values: Any) -> bool:
-    """Whether each tuple among ``values`` is non-empty and holds only ``str``."""
-    for value in values:
-        if type(value) is tuple and (not value or set(map(type, value)) != _STR):
-            return False
-    return True
+def _are_str_tuples(values: Any) -> bool:
+    """Whether every one of ``values`` is a non-empty tuple holding only ``str`` (checked in C)."""
+    return (
+        set(map(type, values)) <= _TUPLE
+        and all(values)
+        and set(map(type, chain.from_iterable(values))) <= _STR
+    )
 
 
 def tag_starting_span(span: Any, key: str, key_if_absent: str, value: str) -> None:

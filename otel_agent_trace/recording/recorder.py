@@ -7,6 +7,7 @@ import os
 import queue
 import threading
 import time
+from itertools import compress
 from pathlib import Path
 from typing import Any
 
@@ -1011,9 +1012,14 @@ class SessionRecorder:
                 else:  # what is as in the previous snapshot is said there
                     fields["prev"] = previous[0]
                     before = previous[2]
-                    for key, value in carried.items():
-                        if key not in before or before[key] != value:
-                            fields[key] = value
+                    if tuple(before) == tuple(carried):  # the same keys in the same order (always, so far)
+                        # Only the keys whose values changed, found in C.
+                        for key in compress(carried, map(operator.ne, carried.values(), before.values())):
+                            fields[key] = carried[key]
+                    else:
+                        for key, value in carried.items():
+                            if key not in before or before[key] != value:
+                                fields[key] = value
                 fields["message_ids"] = _by_reference(previous, message_ids, same_ids)
                 fields["messages_count"] = len(message_ids)
                 fields["entries_before"] = w.entries
@@ -1128,15 +1134,16 @@ def _plain_chars(key: Any) -> int:
     (bytes); -1 for any other key."""
     if type(key) is bytes:
         return len(key)
-    chars = 0
-    for name, value in key:
-        if type(name) is not str:
-            return -1
-        if type(value) is str:
-            chars += len(value)
-        elif value is not None:
-            return -1
-    return chars
+    if not key:
+        return 0
+    names, values = zip(*key, strict=True)  # (all in C)
+    if set(map(type, names)) <= _STR_TYPE and set(map(type, values)) <= _STR_OR_NONE:
+        return sum(map(len, filter(None, values)))
+    return -1
+
+
+_STR_TYPE = frozenset({str})
+_STR_OR_NONE = frozenset({str, type(None)})
 
 
 # Lists of message ids shorter than this are written whole (a reference costs about as much as

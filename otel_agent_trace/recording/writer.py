@@ -15,7 +15,7 @@ from otel_agent_trace import session_format as fmt
 from otel_agent_trace._internal.guard import own_io, report_once
 
 _FAST = orjson.OPT_APPEND_NEWLINE  # what span entries need (str keys); fmt.dumps handles the rest
-_IDENTITY = fmt.SPAN_IDENTITY_ATTRIBUTES
+_IDENTITY = tuple(sorted(fmt.SPAN_IDENTITY_ATTRIBUTES))  # (a fixed order: that of a null's key)
 _NAMES = fmt.SPAN_NAMES_REMEMBERED
 _NONE: dict[str, Any] = {}  # no identity attributes (shared, never changed)
 _RECENT_SPANS = 8192  # ended spans whose entry ids we remember (late children still find them)
@@ -241,7 +241,11 @@ class TierWriter:
         it (``like``); one it had that this span does not is written ``null``. Remembers this
         entry's for the next. (Spans without content, whose attributes rarely repeat, skip it.)"""
         attrs = entry.get("attributes")
-        carried = {k: v for k, v in attrs.items() if k in _IDENTITY} if attrs else _NONE
+        if attrs:  # (found and taken in C: a span has a few of these among many attributes)
+            present = tuple(filter(attrs.__contains__, _IDENTITY))
+            carried = dict(zip(present, map(attrs.__getitem__, present), strict=True)) if present else _NONE
+        else:
+            carried = _NONE
         names = self._names
         name = entry["name"]
         previous = names.get(name)
@@ -252,15 +256,19 @@ class TierWriter:
             return
         names[name] = (eid, carried)
         before = previous[1]
-        if before == carried:  # the common case: the same identity as before
+        unchanged = before == carried  # the common case: the same identity as before
+        if unchanged:
             if len(carried) < 2:  # a reference costs about as much as one attribute
                 return
-            written = {k: v for k, v in attrs.items() if k not in carried}  # type: ignore[union-attr]
+            same: Any = carried
         else:
             same = [k for k, v in carried.items() if k in before and before[k] == v]
             if len(same) < 2:
                 return
-            written = {k: v for k, v in attrs.items() if k not in same}  # type: ignore[union-attr]
+        written = dict(attrs)  # type: ignore[arg-type]  # (its order kept, less what is said before)
+        for key in same:
+            del written[key]
+        if not unchanged:
             for key in before:
                 if key not in carried:
                     written[key] = None

@@ -16,7 +16,8 @@ CASES = {
     "plain": {"gen_ai.response.id": "r1", "gen_ai.usage.input_tokens": 81, "t": 0.2, "ok": True},
     "str tuples and lists": {
         "gen_ai.response.finish_reasons": ("tool_calls",),
-        "agent_trace.tool_calls.ids": ["call_1", "call_2"],
+        "agent_trace.tool_calls.ids": ("call_1", "call_2"),
+        "agent_trace.tool_calls.names": ["a list", "of str"],
     },
     "a key set again moves to the end": {"gen_ai.operation.name": "chat", "x": 2},
     "values the SDK cleans or drops": {
@@ -54,10 +55,22 @@ def _sdk(span, attributes):
     span.set_attributes(attributes)
 
 
+def _fast_split(span, attributes):
+    """As a caller of ours does: tuples apart, as ``str_tuples``."""
+    tuples = {k: v for k, v in attributes.items() if type(v) is tuple}
+    set_attributes_fast(span, {k: v for k, v in attributes.items() if k not in tuples}, tuples)
+
+
+def _tuples_last(attributes):
+    """The order ``_fast_split`` hands them on in."""
+    return {**{k: v for k, v in attributes.items() if type(v) is not tuple}, **attributes}
+
+
 @pytest.mark.parametrize("case", list(CASES))
 def test_the_span_ends_as_set_attributes_leaves_it(case: str) -> None:
     attributes = CASES[case]
     assert _exported(set_attributes_fast, dict(attributes)) == _exported(_sdk, dict(attributes))
+    assert _exported(_fast_split, dict(attributes)) == _exported(_sdk, _tuples_last(attributes))
 
 
 @pytest.mark.parametrize(
@@ -92,5 +105,5 @@ def test_a_span_of_another_sdk_gets_set_attributes() -> None:
             self.got.update(attributes)
 
     span = Foreign()
-    set_attributes_fast(span, {"a": 1, "b": ("x",)})
+    set_attributes_fast(span, {"a": 1}, {"b": ("x",)})
     assert span.got == {"a": 1, "b": ("x",)}

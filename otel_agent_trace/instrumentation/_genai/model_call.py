@@ -442,12 +442,13 @@ def _set_result_attributes(span: Span, result: ModelResult) -> None:
     ):
         if value is not None:
             attrs[key] = value
+    tuples: dict[str, Any] = {}
     if result.finish_reasons:
-        attrs[semconv.GEN_AI_RESPONSE_FINISH_REASONS] = tuple([str(r) for r in result.finish_reasons])
+        tuples[semconv.GEN_AI_RESPONSE_FINISH_REASONS] = tuple([str(r) for r in result.finish_reasons])
     if result.tool_calls:  # (no gen_ai.tool.call event each: the same facts, a second time)
-        attrs[semconv.TOOL_CALL_IDS] = tuple([cid or "" for cid, _ in result.tool_calls])
-        attrs[semconv.TOOL_CALL_NAMES] = tuple([name or "" for _, name in result.tool_calls])
-    set_attributes_fast(span, attrs)
+        tuples[semconv.TOOL_CALL_IDS] = tuple([cid or "" for cid, _ in result.tool_calls])
+        tuples[semconv.TOOL_CALL_NAMES] = tuple([name or "" for _, name in result.tool_calls])
+    set_attributes_fast(span, attrs, tuples)
 
 
 def begin(

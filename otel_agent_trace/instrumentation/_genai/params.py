@@ -21,12 +21,16 @@ _NUMERIC = (
 )
 
 
+_NUMERIC_KEYS = frozenset(key for key, _ in _NUMERIC)
+
+
 def request_params(kwargs: dict[str, Any]) -> dict[str, Any]:
     attrs: dict[str, Any] = {}
-    for key, attr in _NUMERIC:
-        value = kwargs.get(key)
-        if is_given(value) and isinstance(value, (int, float)) and not isinstance(value, bool):
-            attrs[attr] = value
+    if not _NUMERIC_KEYS.isdisjoint(kwargs):  # (most calls pass one or two of them, or none)
+        for key, attr in _NUMERIC:
+            value = kwargs.get(key)
+            if is_given(value) and isinstance(value, (int, float)) and not isinstance(value, bool):
+                attrs[attr] = value
     n = kwargs.get("n")
     if is_given(n) and isinstance(n, int) and n != 1:
         attrs[semconv.GEN_AI_REQUEST_CHOICE_COUNT] = n
