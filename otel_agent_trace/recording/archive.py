@@ -80,11 +80,12 @@ def export_zip(recorder: SessionRecorder, writer: TierWriter) -> Path:
                         reader.close()
                 metadata = _metadata(recorder, paths, stamp, tier, total_entries, len(snapshots))
                 resume = _resume_state(snapshots, raw_snapshots[-1] if raw_snapshots else None, tier)
-                for member_name, data in (
-                    (fmt.ZIP_SNAPSHOTS, _snapshots_json(snapshots)),
-                    (fmt.ZIP_METADATA, orjson.dumps(metadata, option=orjson.OPT_INDENT_2)),
-                    (fmt.ZIP_RESUME, orjson.dumps(resume, option=orjson.OPT_INDENT_2)),
+                for member_name, value in (
+                    (fmt.ZIP_SNAPSHOTS, snapshots),
+                    (fmt.ZIP_METADATA, metadata),
+                    (fmt.ZIP_RESUME, resume),
                 ):
+                    data = orjson.dumps(value, option=orjson.OPT_INDENT_2)
                     zf.writestr(_member(member_name, stamp, max(size, len(data))), data)
             os.link(tmp, final)  # fails rather than replace an existing file
         finally:
@@ -225,8 +226,6 @@ _BOOKKEEPING = re.compile(
     + rb',)?("[^\n]*)'
 )
 _NOT_VIEWED = MESSAGE_ENTRY_KEYS | {MESSAGE_OWN_KEYS}
-_AGENT_MESSAGES = "agent_messages"
-_AGENT_MESSAGES_KEY = b'"' + _AGENT_MESSAGES.encode() + b'":'
 _Region = tuple[bytes, int, int]  # buf, start, end: buf[start:end] holds whole lines
 # While a thread reads ahead, the interpreter's switch interval is at most this: the thread wants
 # the GIL back after each read, CRC-32 and write (each releases it), and a thread waiting for it
@@ -563,7 +562,7 @@ class _Resolver:
     def __init__(self) -> None:
         self.found: list[tuple[int, dict[str, Any]]] = []  # (entry number in the session, entry)
         self.named: set[str] = set()
-        self.views: dict[str, bytes] = {}  # id → its message's view, as JSON (see _view)
+        self.views: dict[str, dict[str, Any]] = {}  # id → its message's view
         self.left: set[str] = set()  # named, not found near a snapshot naming it
         self.spent = 0  # bytes searched backwards
         self.scanned = 0  # bytes scanned by the copy pass so far
@@ -607,14 +606,13 @@ class _Resolver:
             high = at
             found = match(buf, at + 1)
             if found is not None:
-                piece = b"{" + found.group(1)
                 try:
-                    view = loads(piece)
+                    view = loads(b"{" + found.group(1))
                 except orjson.JSONDecodeError:
                     left.add(entry_id)  # not an entry: the second pass looks for another
                     continue
                 if plain(view):
-                    views[entry_id] = piece
+                    views[entry_id] = view
                     continue
             self._line(entry_id, buf, at + 1)
         self.spent = spent
@@ -715,22 +713,19 @@ def _message_lines_slowly(buf: bytes, start: int, end: int, wanted: set[bytes], 
         out.append(buf[line:stop])
 
 
-def _view(line: bytes) -> tuple[str, bytes] | None:
-    """``(id, fmt.message_view of the entry as JSON)`` for a line that parses as a message entry
-    (as the reader parses it), else ``None``. A line whose bookkeeping the writer wrote
-    (``_BOOKKEEPING``: plain values, valid JSON as they stand) has the rest parsed alone: when it
-    holds none of the bookkeeping keys (their values would replace the ones before, or be moved),
-    the rest, an object once its brace is put back, is the view, and its bytes are the view's JSON
-    (they parse to the view: they were just parsed)."""
+def _view(line: bytes) -> tuple[str, dict[str, Any]] | None:
+    """``(id, fmt.message_view of the entry)`` for a line that parses as a message entry (as the
+    reader parses it), else ``None``. A line whose bookkeeping the writer wrote (``_BOOKKEEPING``:
+    plain values, valid JSON as they stand) has the rest parsed alone: that is the view when it
+    holds none of the bookkeeping keys (their values would replace the ones before, or be moved)."""
     match = _BOOKKEEPING.match(line)
     if match is not None:
-        piece = b"{" + match.group(1)
         try:
-            view = orjson.loads(piece)
+            view = orjson.loads(b"{" + match.group(1))
         except orjson.JSONDecodeError:
             return None  # the whole line does not parse either
         if _NOT_VIEWED.isdisjoint(view):
-            return line[7 : line.index(b'"', 7)].decode(), piece
+            return line[7 : line.index(b'"', 7)].decode(), view
     try:
         entry = orjson.loads(line)
     except orjson.JSONDecodeError:
@@ -740,7 +735,7 @@ def _view(line: bytes) -> tuple[str, bytes] | None:
     entry_id = entry.get("id")
     if not isinstance(entry_id, str):
         return None
-    return entry_id, orjson.dumps(fmt.message_view(entry, entry_id))
+    return entry_id, fmt.message_view(entry, entry_id)
 
 
 def _snapshots(
@@ -808,39 +803,12 @@ def _scan(
                         views[viewed[0]] = viewed[1]
         finally:
             again.close()
-    for entry_id in resolver.named.difference(views):  # not found: missing, as the reader shows it
-        views[entry_id] = orjson.dumps(fmt.message_view(None, entry_id))
     snapshots = []
     previous = -1
     for index, entry in resolver.found:
-        # (its agent_messages: each message's view as JSON, see _snapshots_json)
-        view = fmt.snapshot_view(entry, {}, index - previous - 1, views=views)  # type: ignore[arg-type]
-        snapshots.append(view)
+        snapshots.append(fmt.snapshot_view(entry, {}, index - previous - 1, views=views))
         previous = index
     return snapshots, [entry for _, entry in resolver.found], offset
-
-
-def _snapshots_json(snapshots: list[dict[str, Any]]) -> bytes:
-    """``snapshots.json``: the list of ``snapshots`` (as ``_scan`` gives them: each message of
-    ``agent_messages`` already JSON), one snapshot object after another, each message on a line of
-    its own. It parses to what ``orjson.dumps`` of the views would give (the messages' bytes are
-    spliced, not dumped again)."""
-    if not snapshots:
-        return b"[]"
-    out = []
-    for view in snapshots:
-        items = list(view.items())
-        at = list(view).index(_AGENT_MESSAGES)
-        head = orjson.dumps(dict(items[:at]))[:-1] + b"," if at else b"{"
-        tail = b"," + orjson.dumps(dict(items[at + 1 :]))[1:] if at + 1 < len(items) else b"}"
-        body = b"[\n" + b",\n".join(items[at][1]) + b"\n]" if items[at][1] else b"[]"
-        out.append(head + _AGENT_MESSAGES_KEY + body + tail)
-    return b"[\n" + b",\n".join(out) + b"\n]\n"
-
-
-def _messages(view: dict[str, Any]) -> list[Any]:
-    """A snapshot's ``agent_messages`` parsed (``_scan`` gives them as JSON)."""
-    return orjson.loads(b"[" + b",".join(view[_AGENT_MESSAGES]) + b"]")  # type: ignore[no-any-return]
 
 
 def _root_meta(path: Path) -> dict[str, Any]:
@@ -865,7 +833,7 @@ def _resume_state(
         "reason": None if resumable else "trace tier keeps message hashes, not text",
         "tier": tier,
         "snapshot_id": latest["snapshot_id"],
-        "messages": _messages(latest),
+        "messages": latest["agent_messages"],
         "system_prompt": latest["system_prompt"],
         "last_query": latest["last_query"],
         "last_result": latest["last_result"],
