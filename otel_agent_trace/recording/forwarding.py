@@ -108,7 +108,7 @@ class ShareableSpanExporter(SpanExporter):
         self._keep_text = keep_text  # None: as OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT says
         self.failed_spans = 0
         self.exported_spans = 0
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # (re-entered by a SIGTERM handler on the thread holding it)
         self._resources: dict[int, Any] = {}
         self._told = False
         self._closed = False
@@ -217,7 +217,7 @@ class ForwardingSpanProcessor(BatchSpanProcessor):
         self.dropped_spans = 0
         self.received_spans = 0
         self._closed = False
-        self._close_lock = threading.Lock()
+        self._close_lock = threading.RLock()  # (re-entered by a SIGTERM handler on the thread holding it)
         self.export_timeout_millis = kwargs.get("export_timeout_millis") or _export_timeout_millis()
 
     def _queue_state(self) -> tuple[Any, int]:

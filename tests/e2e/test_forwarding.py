@@ -366,3 +366,44 @@ def test_spans_sent_after_the_backend_comes_back_arrive(tmp_path, phoenix):
     lost = [line for line in _ours(stderr) if "were not forwarded" in line]
     if lost:  # what was sent while it was down, and only that, is reported as not sent
         assert 1 <= int(lost[-1].split("otel-agent-trace: ")[1].split()[0]) <= 5, stderr
+
+
+_SIGTERM_DURING_SHUTDOWN = """
+import os, signal, time
+import otel_agent_trace as oat
+from opentelemetry import trace
+from otel_agent_trace._internal import sdk_compat
+from otel_agent_trace.recording.forwarding import ForwardingSpanProcessor
+
+@oat.tool
+def work(step):
+    return step
+
+for step in range(3):
+    work(step)
+(forwarding,) = [p for p in sdk_compat.span_processors(trace.get_tracer_provider())
+                 if isinstance(p, ForwardingSpanProcessor)]
+with forwarding._close_lock:  # the main thread inside the processor's own shutdown, as at exit
+    os.kill(os.getpid(), signal.SIGTERM)  # the handler runs here, on this thread
+    time.sleep(60)
+"""
+
+
+@pytest.mark.phoenix
+def test_sigterm_while_the_main_thread_is_inside_the_forwarding_shutdown_still_forwards(tmp_path, phoenix):
+    """The SIGTERM handler forwards what is queued on the main thread, which may be inside the
+    forwarding processor's shutdown at that moment (its lock held): the handler must not wait on
+    its own thread (before, it did until the watchdog ended the process, and the spans were lost)."""
+    script = tmp_path / "agent.py"
+    script.write_text(_SIGTERM_DURING_SHUTDOWN)
+    env = dict(
+        phoenix.otlp_env("http/protobuf"), OTEL_BSP_SCHEDULE_DELAY="60000", AGENT_TRACE_SIGNAL_GRACE_MS="8000"
+    )
+    proc = start_instrumented(script, tmp_path, env)
+    _out, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == -signal.SIGTERM, stderr
+    session = load(only_session(tmp_path / "agent-sessions"))
+    tools = [s for s in session.spans if s.name == "execute_tool work" and s.finished]
+    assert len(tools) == 3
+    got = phoenix.spans(tools[0].trace_id, expect=1, timeout=30)
+    assert tools[0].span_id in {g["context"]["span_id"] for g in got}, stderr
