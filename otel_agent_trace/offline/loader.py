@@ -328,7 +328,21 @@ class LoadedSession:
             except BadEntry as exc:
                 raise fmt.SessionFormatError(f"{where}!{fmt.ZIP_METADATA}", None, str(exc)) from None
             self._archive_metadata = meta
-        snaps = source.archive.read_json(fmt.ZIP_SNAPSHOTS)
+        if (
+            isinstance(meta, dict)
+            and isinstance(meta.get("snapshots_format"), int)
+            and meta["snapshots_format"] >= 2
+        ):
+            return  # its snapshots name their messages by id: built from events.jsonl, as from a .jsonl
+        try:
+            snaps = source.archive.read_json(fmt.ZIP_SNAPSHOTS)
+        except fmt.SessionFormatError as exc:
+            if "more than" not in str(exc):
+                raise
+            # DevDuck's shape repeats every message of every snapshot: past the cap, the same
+            # snapshots are built from events.jsonl instead (nothing lost; told, not silent).
+            warnings.warn(f"{exc}; snapshots built from {fmt.ZIP_EVENTS}", SessionReadWarning, stacklevel=4)
+            return
         if snaps is not None:
             if not isinstance(snaps, list) or not all(isinstance(s, dict) for s in snaps):
                 raise fmt.SessionFormatError(

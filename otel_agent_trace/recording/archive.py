@@ -8,6 +8,7 @@ state as JSON; no pickle is ever written).
 from __future__ import annotations
 
 import _thread
+import mmap
 import os
 import queue
 import re
@@ -18,7 +19,7 @@ import zipfile
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
@@ -73,15 +74,13 @@ def export_zip(recorder: SessionRecorder, writer: TierWriter) -> Path:
                 with zf.open(_member(fmt.ZIP_EVENTS, stamp, size), "w", force_zip64=True) as member:
                     reader = _ReadAhead(paths, member.write)
                     try:
-                        snapshots, raw_snapshots, total_entries = _snapshots(
-                            paths, reader, _Written.of(writer, writer.path)
-                        )
+                        found = _snapshots(paths, reader, _Written.of(writer, writer.path))
                     finally:
                         reader.close()
-                metadata = _metadata(recorder, paths, stamp, tier, total_entries, len(snapshots))
-                resume = _resume_state(snapshots, raw_snapshots[-1] if raw_snapshots else None, tier)
+                metadata = _metadata(recorder, paths, stamp, tier, found.total, len(found.snapshots))
+                resume = _resume_state(found, tier)
                 for member_name, value in (
-                    (fmt.ZIP_SNAPSHOTS, snapshots),
+                    (fmt.ZIP_SNAPSHOTS, found.snapshots),
                     (fmt.ZIP_METADATA, metadata),
                     (fmt.ZIP_RESUME, resume),
                 ):
@@ -127,6 +126,7 @@ def _metadata(
         "note": TIER_NOTES.get(tier, ""),
         "format": fmt.FORMAT_NAME,
         "format_version": fmt.FORMAT_VERSION,
+        "snapshots_format": fmt.ZIP_SNAPSHOTS_FORMAT,
         "metadata": recorder.user_metadata,
         "export_time": time.strftime("%Y-%m-%dT%H:%M:%S", local(recorder.env.clock() / 1e9)),
     }
@@ -177,35 +177,19 @@ def _size(path: Path) -> int:
 # to the ZIP member (read, CRC-32 and write release the GIL), while this thread scans the chunk:
 # its lines are counted by newline, and the lines that can be snapshot entries (those holding
 # "snapshot" as a JSON string) are read by ``fmt.iter_lines`` after the file's root entry, as the
-# whole file would be (a format 1.2 file is upgraded alike). The messages a snapshot names are
-# then looked for where the recorder writes them, just before it: from the snapshot's line
-# backwards, in the chunk (and the few before it) still in memory, one ``bytes.rfind`` per message
-# (``_Resolver``). Each message is parsed once, however many snapshots name it. The snapshots are
-# built by ``fmt.snapshot_view`` as ``fmt.build_snapshots`` builds them.
+# whole file would be (a format 1.2 file is upgraded alike). For the session's own file, what its
+# writer knows replaces the count and the search (``_Written``, ``_KnownScan``).
 #
-# A message not found there (written long before, or not a message, or missing) is left to a
-# second pass over the files (``_message_lines``), which finds every message line of the ids
-# left, by one regular expression per chunk, and keeps the last of each id as ``build_snapshots``
-# does. The search backwards finds the message line of an id nearest before the snapshot: the
-# same one, since the writer never repeats an id in a file (entry ids are the file's prefix and
-# a sequence number).
+# snapshots.json (format 2) names each snapshot's messages by entry id, by reference to the
+# snapshot before (``fmt.snapshot_reference_view``): no message is looked for or parsed for it, and
+# it grows with the session, not with snapshots × messages (DevDuck's shape, format 1, repeats
+# every message of every snapshot: for a long conversation many times the session itself). Only
+# the last snapshot's messages are read, for resume.json (``_messages_of_last``).
 
 _CHUNK = 4 << 20  # below MAX_LINE_BYTES: a line longer than the reader reads is never within one
 _AHEAD = 4  # chunks read ahead of the scan
-_KEPT = 3  # regions kept for the search backwards (the current chunk and the two before it)
-_SEARCH_BUDGET = 32 << 20  # bytes searched backwards beyond _SEARCH_RATIO times the bytes scanned
-_SEARCH_RATIO = 2
 _SNAPSHOT_TOKEN = b'"' + fmt.SNAPSHOT.encode() + b'"'
-_MESSAGE_TOKEN = b'"' + fmt.MESSAGE.encode() + b'"'
-_ID_PREFIX = b'{"id":"'  # how the writer starts every line
 _LONGEST = MAX_LINE_BYTES + 1  # a line of more bytes (its newline counted) is dropped by the reader
-# The start of a message line as the writer writes it; the id (group 1) and the parent's have no
-# quote, backslash or newline. One match per such line (at its newline: the first line of a region
-# is matched alone, by _MESSAGE_HEAD); each holds the only "message" token of its match.
-_MESSAGE_HEAD = re.compile(
-    rb'\{"id":"([^"\\\n]*)","parent_id":"[^"\\\n]*","type":"' + fmt.MESSAGE.encode() + b'"'
-)
-_MESSAGE_LINE = re.compile(b"\n" + _MESSAGE_HEAD.pattern)
 # A message line's bookkeeping as the writer writes it, every value plain (strings of printable
 # ASCII without quote or backslash, a 64-bit integer ts): the rest of the line (group 1), from the
 # quote of its next key, is the message itself (see _view).
@@ -412,32 +396,27 @@ class _Feed:
 
 class _Scan:
     """The copy pass over one file: its lines counted, its candidate snapshot lines given to
-    ``fmt.iter_lines`` (:meth:`lines`: the root line first), each with where it was found."""
+    ``fmt.iter_lines`` (:meth:`lines`: the root line first), each with its entry number."""
 
     def __init__(self, path: Path, chunks: Iterable[bytes]):
         self.path = path
         self.entries = 0
-        self.scanned = 0  # bytes scanned so far
         self._chunks = chunks
-        # (candidate number, entry number in the file, its region, its start, the regions before)
-        self.found: deque[tuple[int, int, _Region, int, tuple[_Region, ...]]] = deque()
+        # (candidate number, entry number in the file) of each candidate line given
+        self.found: deque[tuple[int, int]] = deque()
 
     def lines(self) -> Iterator[bytes]:
         count = 0
         number = 0
         token = _SNAPSHOT_TOKEN
-        kept: deque[_Region] = deque(maxlen=_KEPT)
         root = True
-        for region in _regions(self._chunks):
-            buf, start, end = region
+        for buf, start, end in _regions(self._chunks):
             pos = start
             if root:
                 root = False
                 pos = buf.find(b"\n", start, end) + 1
                 count = 1
                 yield buf[start:pos]
-            before = tuple(kept)
-            kept.append(region)
             counted = pos
             at = buf.find(token, pos, end)
             while at >= 0:
@@ -445,19 +424,18 @@ class _Scan:
                 stop = buf.find(b"\n", at, end) + 1
                 count += buf.count(b"\n", counted, line)
                 counted = line
-                self.found.append((number, count, region, line, before))
+                self.found.append((number, count))
                 number += 1
                 yield buf[line:stop]
                 at = buf.find(token, stop, end)
             count += buf.count(b"\n", counted, end)
-            self.scanned += end - start
         self.entries = count
 
-    def where(self, number: int) -> tuple[int, _Region, int, tuple[_Region, ...]]:
-        """Where candidate ``number`` (in the order given) was found."""
+    def where(self, number: int) -> int:
+        """The entry number (in the file) of candidate ``number`` (in the order given)."""
         while self.found[0][0] < number:
             self.found.popleft()
-        return self.found.popleft()[1:]
+        return self.found.popleft()[1]
 
 
 class _Doubt(Exception):
@@ -511,12 +489,10 @@ class _KnownScan(_Scan):
         count = len(offsets)
         k = 0
         number = 0
-        kept: deque[_Region] = deque(maxlen=_KEPT)
         at = [0, 0]
         low = high = 0
         root = True
-        for region in _regions(self._chunks, at):
-            buf, start, end = region
+        for buf, start, end in _regions(self._chunks, at):
             low, high = at
             pos = start
             if high - low != end - start:  # a line too long (dropped by the reader) or torn
@@ -534,183 +510,62 @@ class _KnownScan(_Scan):
                 root = False
                 pos = buf.find(b"\n", start, end) + 1
                 yield buf[start:pos]
-            before = tuple(kept)
-            kept.append(region)
             while k < count and offsets[k] < high:
                 line = start + offsets[k] - low
                 if line < pos or (line and buf[line - 1] != 10):
                     raise _Doubt
                 stop = buf.find(b"\n", line, end) + 1
-                self.found.append((number, numbers[k], region, line, before))
+                self.found.append((number, numbers[k]))
                 number += 1
                 k += 1
                 yield buf[line:stop]
-            self.scanned += end - start
         if k < count or high != self._written.written:
             raise _Doubt
         self.entries = self._written.entries
 
-    def where(self, number: int) -> tuple[int, _Region, int, tuple[_Region, ...]]:
+    def where(self, number: int) -> int:
         if not self.found or self.found[0][0] != number:
             raise _Doubt  # a line the reader skipped: not what the writer wrote
-        return self.found.popleft()[1:]
+        return self.found.popleft()[1]
 
 
-class _Resolver:
-    """The session's snapshot entries, and the views of the messages they name."""
-
-    def __init__(self) -> None:
-        self.found: list[tuple[int, dict[str, Any]]] = []  # (entry number in the session, entry)
-        self.named: set[str] = set()
-        self.views: dict[str, dict[str, Any]] = {}  # id → its message's view
-        self.left: set[str] = set()  # named, not found near a snapshot naming it
-        self.spent = 0  # bytes searched backwards
-        self.scanned = 0  # bytes scanned by the copy pass so far
-
-    def snapshot(
-        self, index: int, entry: dict[str, Any], region: _Region, line: int, before: tuple[_Region, ...]
-    ) -> None:
-        """Note a snapshot entry (entry ``index`` of the session; its line at ``line`` in
-        ``region``, after the regions ``before``) and look for the messages it names first."""
-        self.found.append((index, entry))
-        ids = entry.get("message_ids")
-        if not isinstance(ids, list):
-            return
-        # The search goes backwards from the snapshot: the recorder writes the messages in order,
-        # each found line is the upper bound of the next search. The hot path is inline: a line
-        # of plain bookkeeping (_BOOKKEEPING) has the rest, its message, parsed alone; that is its
-        # view when it holds none of the bookkeeping keys (their values would replace the ones
-        # before, or be moved), else the line is read whole.
-        buf, start, _ = region
-        rfind, match, loads, plain = buf.rfind, _BOOKKEEPING.match, orjson.loads, _NOT_VIEWED.isdisjoint
-        named, views, left = self.named, self.views, self.left
-        low = start - 1 if start else 0
-        high = line
-        spent = self.spent
-        allowed = _SEARCH_BUDGET + _SEARCH_RATIO * self.scanned  # (beyond: left to the second pass)
-        for entry_id in reversed(ids):
-            if type(entry_id) is not str or entry_id in named:
-                continue
-            named.add(entry_id)
-            if spent > allowed:
-                left.add(entry_id)
-                continue
-            key = f'\n{{"id":"{entry_id}","parent_id":"'.encode(errors="surrogatepass")
-            at = rfind(key, low, high)
-            if at < 0:
-                self.spent = spent
-                self._elsewhere(entry_id, key, region, line, high, before)
-                spent = self.spent
-                continue
-            spent += high - at
-            high = at
-            found = match(buf, at + 1)
-            if found is not None:
-                try:
-                    view = loads(b"{" + found.group(1))
-                except orjson.JSONDecodeError:
-                    left.add(entry_id)  # not an entry: the second pass looks for another
-                    continue
-                if plain(view):
-                    views[entry_id] = view
-                    continue
-            self._line(entry_id, buf, at + 1)
-        self.spent = spent
-
-    def _elsewhere(
-        self,
-        entry_id: str,
-        key: bytes,
-        region: _Region,
-        line: int,
-        high: int,
-        before: tuple[_Region, ...],
-    ) -> None:
-        """Look for a message not found before ``high``: at the region's very start, after
-        ``high`` (named out of order), then in the regions before."""
-        buf, start, _ = region
-        self.spent += line - start
-        if start == 0 and buf.startswith(key[1:]):
-            self._line(entry_id, buf, 0)
-            return
-        at = buf.rfind(key, high, line)
-        if at >= 0:
-            self._line(entry_id, buf, at + 1)
-            return
-        for older, older_start, older_end in reversed(before):
-            at = older.rfind(key, older_start - 1 if older_start else 0, older_end)
-            self.spent += older_end - (at if at >= 0 else older_start)
-            if at >= 0:
-                self._line(entry_id, older, at + 1)
-                return
-            if older_start == 0 and older.startswith(key[1:]):
-                self._line(entry_id, older, 0)
-                return
-        self.left.add(entry_id)
-
-    def _line(self, entry_id: str, buf: bytes, at: int) -> None:
-        viewed = _view(buf[at : buf.find(b"\n", at)])
-        if viewed is None or viewed[0] != entry_id:
-            self.left.add(entry_id)  # not a message entry as it stands: the second pass tells
-        else:
-            self.views[entry_id] = viewed[1]
-
-
-def _message_lines(chunks: Iterable[bytes], wanted: set[bytes], out: list[bytes]) -> None:
-    """Append to ``out`` the lines of a file (its ``chunks``) that may be one of the ``wanted``
-    message entries, in file order: those the writer starts as a message entry of a wanted id, and
-    any other line holding a "message" token whose id is wanted or cannot be told unparsed."""
-    first = True
-    head, lines, token = _MESSAGE_HEAD, _MESSAGE_LINE, _MESSAGE_TOKEN
-    for buf, start, end in _regions(chunks):
-        if first:  # the root entry
-            first = False
-            start = buf.find(b"\n", start, end) + 1
-        if start >= end:
-            continue
-        if start:  # buf[start - 1] is a newline
-            ids = lines.findall(buf, start - 1, end)
-        else:
-            ids = lines.findall(buf, 0, end)
-            match = head.match(buf, 0, end)
-            if match is not None:
-                ids.insert(0, match.group(1))
-        if buf.count(token, start, end) != len(ids):  # a token elsewhere: a line at a time
-            _message_lines_slowly(buf, start, end, wanted, out)
-            continue
-        hits = wanted.intersection(ids)
-        if not hits:
-            continue
-        pos = start
-        for entry_id in ids:
-            if entry_id not in hits:
-                continue
-            key = b'\n{"id":"' + entry_id + b'","parent_id":"'
-            at = buf.find(key, pos - 1 if pos else 0, end) + 1
-            if not at and (pos or not buf.startswith(key[1:])):
-                continue  # pragma: no cover - (every match is a line's start)
-            stop = buf.find(b"\n", at, end)
-            out.append(buf[at:stop])
-            pos = stop + 1
-
-
-def _message_lines_slowly(buf: bytes, start: int, end: int, wanted: set[bytes], out: list[bytes]) -> None:
-    """:func:`_message_lines` for ``buf[start:end]``, a line holding the token at a time."""
-    token, prefix, skip = _MESSAGE_TOKEN, _ID_PREFIX, len(_ID_PREFIX)
-    pos = start
-    at = buf.find(token, pos, end)
-    while at >= 0:
-        line = buf.rfind(b"\n", pos, at) + 1 or pos
-        stop = buf.find(b"\n", at, end)
-        at = buf.find(token, stop + 1, end)
-        pos = stop + 1
-        if buf.startswith(prefix, line):
-            close = buf.find(b'"', line + skip, stop)
-            if close > 0:
-                entry_id = buf[line + skip : close]
-                if entry_id not in wanted and b"\\" not in entry_id:
-                    continue
-        out.append(buf[line:stop])
+def _messages_of_last(
+    paths: list[Path], in_file: int, ids: list[str], written: _Written | None
+) -> list[dict[str, Any]]:
+    """The views of the messages the last snapshot names (``ids``; the snapshot is in
+    ``paths[in_file]``), for ``resume.json``: as ``fmt.build_snapshots`` shows them (each id's last
+    message entry in the session). In the writer's own file (``written``: it never repeats an id)
+    each is looked for backwards from the one after it, one ``rfind`` each over the file mapped
+    in memory: one sweep back at most, however long the conversation. Any id not found so, or
+    in any other file, is read by the reader from every file."""
+    wanted = list(dict.fromkeys(ids))
+    views: dict[str, dict[str, Any]] = {}
+    if written is not None and in_file == 0 and wanted:
+        try:
+            with open_regular(paths[0]) as stream, mmap.mmap(stream.fileno(), 0, prot=mmap.PROT_READ) as mm:
+                high = written.offsets[-1] if written.offsets else len(mm)
+                for entry_id in reversed(wanted):
+                    key = b'\n{"id":"' + entry_id.encode(errors="surrogatepass") + b'","parent_id":"'
+                    at = mm.rfind(key, 0, high)
+                    if at < 0:
+                        at = mm.rfind(key, high)  # (named out of the order it was written in)
+                    if at < 0:
+                        continue
+                    viewed = _view(mm[at + 1 : mm.find(b"\n", at + 1)])
+                    if viewed is not None and viewed[0] == entry_id:
+                        views[entry_id] = viewed[1]
+                        high = min(high, at)
+        except (OSError, ValueError):  # (an empty file cannot be mapped)
+            views = {}
+    left = {i for i in wanted if i not in views}
+    if left:
+        found: dict[str, Any] = {}
+        for entry in fmt.iter_files(paths, []):
+            if entry.get("type") == fmt.MESSAGE and entry.get("id") in left:
+                found[entry["id"]] = entry
+        for entry_id in left:
+            views[entry_id] = fmt.message_view(found.get(entry_id), entry_id)
+    return [views[i] for i in ids]
 
 
 def _view(line: bytes) -> tuple[str, dict[str, Any]] | None:
@@ -738,14 +593,12 @@ def _view(line: bytes) -> tuple[str, dict[str, Any]] | None:
     return entry_id, fmt.message_view(entry, entry_id)
 
 
-def _snapshots(
-    paths: list[Path], reader: _ReadAhead, written: _Written | None = None
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
-    """``snapshots.json``'s snapshots, the snapshot entries, and the session's entry count: what
-    ``fmt.build_snapshots`` gives from every entry, from the scanned lines only (the chunks of
-    ``paths`` given by ``reader``). ``written``: what the writer of ``paths[0]`` knows of it (its
-    lines are then neither counted nor searched); if the file is not as it says, the files are
-    read again (after the copy) and scanned as any others."""
+def _snapshots(paths: list[Path], reader: _ReadAhead, written: _Written | None = None) -> _Found:
+    """``snapshots.json``'s snapshots (format 2: :func:`fmt.snapshot_reference_view`), the snapshot
+    entries, the session's entry count and the last snapshot's messages, from the scanned lines
+    only (the chunks of ``paths`` given by ``reader``). ``written``: what the writer of
+    ``paths[0]`` knows of it (its lines are then neither counted nor searched); if the file is not
+    as it says, the files are read again (after the copy) and scanned as any others."""
     if written is not None:
         chunks = reader.chunks()
         try:
@@ -764,12 +617,20 @@ def _snapshots(
     return _scan(paths, reader, None, None)
 
 
+class _Found(NamedTuple):
+    snapshots: list[dict[str, Any]]  # snapshots.json's
+    entries: list[dict[str, Any]]  # the snapshot entries
+    total: int  # the session's entries
+    last_messages: list[dict[str, Any]]  # the views of the last snapshot's messages
+
+
 def _scan(
     paths: list[Path], reader: _ReadAhead, written: _Written | None, chunks: Iterator[bytes] | None
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
-    resolver = _Resolver()
-    offset = scanned = 0
-    for path in paths:
+) -> _Found:
+    known = written
+    found: list[tuple[int, dict[str, Any], int]] = []  # (entry number in the session, entry, file)
+    offset = 0
+    for in_file, path in enumerate(paths):
         if written is not None and chunks is not None:
             scan: _Scan = _KnownScan(path, chunks, written)
         else:
@@ -777,10 +638,9 @@ def _scan(
         for number, entry in fmt.iter_lines(_Feed(scan.lines()), str(path), issues=[]):
             if number == 1:
                 continue  # the root entry
-            index, region, line, before = scan.where(number - 2)
+            index = scan.where(number - 2)
             if entry.get("type") == fmt.SNAPSHOT:
-                resolver.scanned = scanned + scan.scanned
-                resolver.snapshot(offset + index, entry, region, line, before)
+                found.append((offset + index, entry, in_file))
             elif written is not None:
                 raise _Doubt  # a line the writer wrote as a snapshot entry is not one
         if written is not None:
@@ -788,27 +648,15 @@ def _scan(
                 raise _Doubt
             written = chunks = None  # the files after the first: child processes'
         offset += scan.entries
-        scanned += scan.scanned
-    views = resolver.views
-    if resolver.left:  # the second pass
-        wanted = {i.encode() for i in resolver.left}
-        again = _ReadAhead(paths, None)
-        try:
-            for _ in paths:
-                lines: list[bytes] = []
-                _message_lines(again.chunks(), wanted, lines)
-                for line in lines:
-                    viewed = _view(line)
-                    if viewed is not None and viewed[0] in resolver.left:
-                        views[viewed[0]] = viewed[1]
-        finally:
-            again.close()
     snapshots = []
     previous = -1
-    for index, entry in resolver.found:
-        snapshots.append(fmt.snapshot_view(entry, {}, index - previous - 1, views=views))
+    ids: list[str] | None = None
+    for index, entry, _ in found:
+        view, ids = fmt.snapshot_reference_view(entry, index - previous - 1, ids)
+        snapshots.append(view)
         previous = index
-    return snapshots, [entry for _, entry in resolver.found], offset
+    last = _messages_of_last(paths, found[-1][2], ids or [], known) if found else []
+    return _Found(snapshots, [entry for _, entry, _ in found], offset, last)
 
 
 def _root_meta(path: Path) -> dict[str, Any]:
@@ -820,24 +668,22 @@ def _root_meta(path: Path) -> dict[str, Any]:
         return {}
 
 
-def _resume_state(
-    snapshots: list[dict[str, Any]], last_raw: dict[str, Any] | None, tier: str
-) -> dict[str, Any]:
+def _resume_state(found: _Found, tier: str) -> dict[str, Any]:
     """What a resume needs: the latest snapshot, complete only in the checkpoint tier."""
-    if not snapshots:
+    if not found.snapshots:
         return {"resumable": False, "reason": "no snapshot was recorded", "tier": tier}
-    latest = snapshots[-1]
+    latest = found.snapshots[-1]
     resumable = tier == "checkpoint"
     return {
         "resumable": resumable,
         "reason": None if resumable else "trace tier keeps message hashes, not text",
         "tier": tier,
         "snapshot_id": latest["snapshot_id"],
-        "messages": latest["agent_messages"],
+        "messages": found.last_messages,
         "system_prompt": latest["system_prompt"],
         "last_query": latest["last_query"],
         "last_result": latest["last_result"],
         "model_info": latest["model_info"],
         "cwd": latest["cwd"],
-        "state": (last_raw or {}).get("state"),
+        "state": found.entries[-1].get("state"),
     }

@@ -80,6 +80,11 @@ ZIP_SNAPSHOTS = "snapshots.json"
 ZIP_METADATA = "metadata.json"
 ZIP_RESUME = "resume.json"
 ZIP_MEMBERS = (ZIP_EVENTS, ZIP_SNAPSHOTS, ZIP_METADATA, ZIP_RESUME)
+# The shape of the ZIP's snapshots.json, in metadata.json's ``snapshots_format``: 1 (absent: ZIPs
+# before it) each snapshot's messages whole (``agent_messages``, DevDuck's shape: the member grows
+# with snapshots × messages); 2 their entry ids by reference to the snapshot before
+# (``agent_message_ids``: the member grows with the session), the messages in events.jsonl.
+ZIP_SNAPSHOTS_FORMAT = 2
 
 # Keys of DevDuck's snapshots.json objects, in its order (the ZIP keeps exactly these).
 DEVDUCK_SNAPSHOT_KEYS = (
@@ -98,6 +103,9 @@ DEVDUCK_SNAPSHOT_KEYS = (
     "model_info",
     "description",
 )
+# Keys of the ZIP's snapshots.json objects (format 2, ``ZIP_SNAPSHOTS_FORMAT``): DevDuck's, the
+# messages named by id (``views.snapshot_reference_view``).
+ZIP_SNAPSHOT_KEYS = tuple("agent_message_ids" if k == "agent_messages" else k for k in DEVDUCK_SNAPSHOT_KEYS)
 
 
 class SessionFormatError(ValueError):

@@ -69,25 +69,115 @@ def snapshot_view(
     ZIP's ``resume.json``).
 
     ``views`` (entry id → :func:`message_view` of that message entry), when given, is used before
-    ``messages``: the same view object for an id however many snapshots name it (the ZIP writer
-    makes each once)."""
-    ids = entry.get("message_ids")
-    ids = [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
+    ``messages``, and filled with the views made: the same view object for an id however many
+    snapshots name it."""
+    ids = _message_ids(entry)
     if views is None:
         agent_messages = [message_view(messages.get(i), i) for i in ids]
-    else:
-        agent_messages = [views[i] if i in views else message_view(messages.get(i), i) for i in ids]
+    else:  # (filled as it goes: each id viewed once)
+        agent_messages = []
+        for i in ids:
+            view = views.get(i)
+            if view is None:
+                view = views[i] = message_view(messages.get(i), i)
+            agent_messages.append(view)
+    return _devduck_keys(entry, events_since_last, len(ids), "agent_messages", agent_messages)
+
+
+# A list of message ids shorter than this is written whole in a reference view (a reference costs
+# about as much as three ids).
+_MIN_REFERENCE = 8
+
+
+def snapshot_reference_view(
+    entry: Mapping[str, Any], events_since_last: int, previous_ids: list[str] | None
+) -> tuple[dict[str, Any], list[str]]:
+    """One ``snapshot`` entry as the ZIP's ``snapshots.json`` (format 2) holds it: DevDuck's keys,
+    with ``agent_message_ids`` in place of ``agent_messages`` — the entry ids of its messages
+    (``message`` entries of ``events.jsonl``), as a list, or as ``{"keep": n, "add": [...]}``: the
+    first ``n`` ids of the snapshot before it in the list, then ``add``. So the member grows with
+    the session, not with snapshots × messages. Returns the view and its ids (the next one's
+    ``previous_ids``)."""
+    ids = _message_ids(entry)
+    shown: Any = ids
+    if previous_ids and len(ids) >= _MIN_REFERENCE:
+        keep = _common_prefix(ids, previous_ids)
+        if keep >= _MIN_REFERENCE // 2:
+            shown = {"keep": keep, "add": ids[keep:]}
+    return _devduck_keys(entry, events_since_last, len(ids), "agent_message_ids", shown), ids
+
+
+def resolve_snapshots(
+    snapshots: list[Mapping[str, Any]], messages: Mapping[str, Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """``snapshots.json`` (either format) in DevDuck's shape, each snapshot's messages whole:
+    format 2's ``agent_message_ids`` expanded and resolved from ``messages`` (entry id → message
+    entry, as :func:`build_snapshots` keeps them); a format-1 snapshot as it is. One view per id,
+    shared by the snapshots that name it."""
+    out: list[dict[str, Any]] = []
+    views: dict[str, dict[str, Any]] = {}
+    previous: list[str] = []
+    for snapshot in snapshots:
+        if "agent_message_ids" not in snapshot:
+            out.append(dict(snapshot))
+            continue
+        ids = snapshot["agent_message_ids"]
+        if isinstance(ids, dict):
+            keep, add = ids.get("keep"), ids.get("add")
+            ok = type(keep) is int and 0 <= keep <= len(previous) and isinstance(add, list)
+            ids = previous[:keep] + add if ok else []
+        ids = [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
+        previous = ids
+        resolved = []
+        for i in ids:
+            view = views.get(i)
+            if view is None:
+                view = views[i] = message_view(messages.get(i), i)
+            resolved.append(view)
+        view: dict[str, Any] = {}
+        for key, value in snapshot.items():  # (in its place among DevDuck's keys)
+            if key == "agent_message_ids":
+                view["agent_messages"] = resolved
+            else:
+                view[key] = value
+        out.append(view)
+    return out
+
+
+def _message_ids(entry: Mapping[str, Any]) -> list[str]:
+    ids = entry.get("message_ids")
+    return [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
+
+
+def _common_prefix(ids: list[str], previous: list[str]) -> int:
+    """How many leading ids two lists share (found by halving on slices, compared in C)."""
+    length = min(len(ids), len(previous))
+    if ids[:length] == previous[:length]:
+        return length
+    low, high = 0, length
+    while high - low > 1:
+        middle = (low + high) // 2
+        if ids[low:middle] == previous[low:middle]:
+            low = middle
+        else:
+            high = middle
+    return low
+
+
+def _devduck_keys(
+    entry: Mapping[str, Any], events_since_last: int, count: int, messages_key: str, messages: Any
+) -> dict[str, Any]:
     tools = entry.get("tools_loaded")
     return {
         "timestamp": _number(entry.get("ts")) / 1e9,
         "snapshot_id": entry.get("snapshot_id"),
-        "agent_messages_count": len(agent_messages),
+        "agent_messages_count": count,
         "tools_loaded": tools if isinstance(tools, list) else [],
         "system_prompt_hash": entry.get("system_prompt_sha256"),
         "env_vars_redacted": [],
         "cwd": entry.get("cwd"),
         "events_since_last": events_since_last,
-        "agent_messages": agent_messages,
+        messages_key: messages,
         "system_prompt": entry.get("system_prompt"),
         "last_query": entry.get("last_query"),
         "last_result": entry.get("last_result"),
@@ -128,4 +218,7 @@ def build_snapshots(
                 messages[entry["id"]] = entry
     if raw is not None:
         raw.extend(entry for entry, _ in snapshots)
-    return [snapshot_view(entry, messages, count) for entry, count in snapshots]
+    # One view per message, shared by the snapshots that name it: a conversation snapshotted
+    # each turn holds its messages once, not once per turn.
+    views: dict[str, dict[str, Any]] = {}
+    return [snapshot_view(entry, messages, count, views=views) for entry, count in snapshots]

@@ -111,9 +111,13 @@ def test_messages_are_written_once_and_snapshots_reference_them(recording):
     assert snaps[1]["message_ids"][0] == snaps[0]["message_ids"][0]
     with zipfile.ZipFile(zips[0]) as zf:
         assert zf.namelist() == list(fmt.ZIP_MEMBERS)
-        devduck = orjson.loads(zf.read(fmt.ZIP_SNAPSHOTS))
-    assert [list(s) for s in devduck] == [list(fmt.DEVDUCK_SNAPSHOT_KEYS)] * 2
-    assert devduck[1]["agent_messages_count"] == 2
+        zipped = orjson.loads(zf.read(fmt.ZIP_SNAPSHOTS))
+    assert [list(s) for s in zipped] == [list(fmt.ZIP_SNAPSHOT_KEYS)] * 2  # DevDuck's, messages by id
+    assert zipped[1]["agent_messages_count"] == 2
+    assert [s["agent_message_ids"] for s in zipped] == [s["message_ids"] for s in snaps]
+    shown = oat.load_session(zips[0]).snapshots  # resolved as DevDuck shows them
+    assert [list(s) for s in shown] == [list(fmt.DEVDUCK_SNAPSHOT_KEYS)] * 2
+    assert [m["content_chars"] for m in shown[1]["agent_messages"]] == [2, 5]
 
 
 def test_checkpoint_tier_keeps_full_text_privately(provider, session_dir):

@@ -19,7 +19,7 @@ import otel_agent_trace as oat
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace.recording import archive
 from otel_agent_trace.session_format import reader
-from tests.format.zip_sessions import record_session
+from tests.format.zip_sessions import record_session, resolved
 
 
 def _stop(s: Any) -> list[Path]:
@@ -45,6 +45,9 @@ def _export(recorder: Any, writer: Any) -> dict[str, Any]:
         assert zf.read(fmt.ZIP_EVENTS) == b"".join(p.read_bytes() for p in files)
     members = _members(out)
     out.unlink()
+    assert members[fmt.ZIP_METADATA]["snapshots_format"] == 2
+    members["raw " + fmt.ZIP_SNAPSHOTS] = members[fmt.ZIP_SNAPSHOTS]
+    members[fmt.ZIP_SNAPSHOTS] = resolved(members[fmt.ZIP_SNAPSHOTS], files)
     return members
 
 
@@ -78,7 +81,7 @@ def _check(recorder: Any, writer: Any, *, known: bool) -> dict[str, Any]:
     assert members[fmt.ZIP_METADATA]["total_events"] == lines
     assert members[fmt.ZIP_METADATA]["total_snapshots"] == len(snapshots)
     assert members[fmt.ZIP_RESUME]["messages"] == snapshots[-1]["agent_messages"]
-    for name in (fmt.ZIP_SNAPSHOTS, fmt.ZIP_RESUME):
+    for name in (fmt.ZIP_SNAPSHOTS, "raw " + fmt.ZIP_SNAPSHOTS, fmt.ZIP_RESUME):
         assert members[name] == scanned[name]
     for key in ("total_events", "total_snapshots"):
         assert members[fmt.ZIP_METADATA][key] == scanned[fmt.ZIP_METADATA][key]
@@ -111,7 +114,9 @@ def test_the_zip_written_at_stop_is_the_readers(provider, tmp_path, chunk, tier)
     writer = s._recorder.tiers[tier].writer
     members = _check(s._recorder, writer, known=True)
     assert not _doubted(writer)
-    assert members[fmt.ZIP_SNAPSHOTS] == _members(recorded[tier].with_suffix(".recorded"))[fmt.ZIP_SNAPSHOTS]
+    at_stop = _members(recorded[tier].with_suffix(".recorded"))
+    assert members["raw " + fmt.ZIP_SNAPSHOTS] == at_stop[fmt.ZIP_SNAPSHOTS]
+    assert members[fmt.ZIP_RESUME] == at_stop[fmt.ZIP_RESUME]
     zipped = oat.load_session(recorded[tier].with_suffix(".recorded"))
     assert zipped.snapshots == oat.load_session(writer.path).snapshots
 

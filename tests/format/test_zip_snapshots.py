@@ -18,7 +18,8 @@ import otel_agent_trace as oat
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace.recording import archive
 from otel_agent_trace.session_format import reader
-from tests.format.zip_sessions import record_session
+from otel_agent_trace.settings import Settings
+from tests.format.zip_sessions import record_session, resolved
 
 SESSION = "session-20261202-120000-0a0b0c0d"
 
@@ -44,7 +45,9 @@ def _export(path: Path, tier: str = "trace") -> tuple[list[Any], dict[str, Any],
         members = {name: orjson.loads(zf.read(name)) for name in zf.namelist() if name != fmt.ZIP_EVENTS}
         assert zf.read(fmt.ZIP_EVENTS) == b"".join(p.read_bytes() for p in _files(path, tier))
     out.unlink()
-    return members[fmt.ZIP_SNAPSHOTS], members[fmt.ZIP_METADATA], members[fmt.ZIP_RESUME]
+    assert members[fmt.ZIP_METADATA]["snapshots_format"] == fmt.ZIP_SNAPSHOTS_FORMAT == 2
+    snapshots = resolved(members[fmt.ZIP_SNAPSHOTS], _files(path, tier))
+    return snapshots, members[fmt.ZIP_METADATA], members[fmt.ZIP_RESUME]
 
 
 def _files(path: Path, tier: str = "trace") -> list[Path]:
@@ -207,31 +210,32 @@ def test_format_1_2_snapshots_by_reference(tmp_path, chunk):
     assert snapshots[1]["system_prompt"] == "p" and snapshots[2]["cwd"] == "/x"
 
 
-def test_a_message_far_before_its_snapshot_is_found_by_the_second_pass(tmp_path, monkeypatch):
-    """Beyond the chunks kept in memory, and past the bound on the search backwards."""
+def test_resume_json_has_the_last_snapshots_messages_wherever_they_are(tmp_path, monkeypatch):
+    """Written long before it (beyond the chunks in memory), repeated, after it, torn: resume.json
+    shows the last snapshot's messages as the reader does (each id's last message entry)."""
     monkeypatch.setattr(archive, "_CHUNK", 4096)
-    monkeypatch.setattr(archive, "_SEARCH_BUDGET", 0)
-    monkeypatch.setattr(archive, "_SEARCH_RATIO", 0)
-    lines: list[Any] = [_root(), _message(1), _message(2, role="assistant")]
-    lines += [_span(i, content={"tool_result": "y" * 300}) for i in range(3, 200)]
+    lines: list[Any] = [
+        _root(),
+        _message(1),
+        _message(2, role="assistant"),
+        dict(_message(1), content="again"),
+    ]
+    lines += [_span(i, content={"tool_result": "y" * 300}) for i in range(4, 200)]
     lines += [_message(200), _snapshot(201, ["r-0001", "r-0200", "r-0002"])]
-    lines += [_message(202), _snapshot(203, ["r-0202"])]
+    lines += [_message(202), _snapshot(203, ["r-0202", "r-0001", "r-0200", "r-0204", "r-9999"])]
+    lines += [dict(_message(1), content="last"), _message(204), b'{"id":"r-0001", torn\n']
     path = _write(tmp_path / "s", lines)
-    snapshots, _, _ = _export(path)
-    assert snapshots == _expected(path)
-    assert [m["content"] for m in snapshots[0]["agent_messages"]] == ["text 1", "text 200", "text 2"]
-
-
-def test_a_repeated_message_id_shows_its_last_entry_when_found_by_the_second_pass(tmp_path, monkeypatch):
-    monkeypatch.setattr(archive, "_KEPT", 0)
-    monkeypatch.setattr(archive, "_CHUNK", 256)
-    lines: list[Any] = [_root(), _message(1), dict(_message(1), content="again"), b"{not json\n"]
-    lines += [_span(i, content={"tool_result": "y" * 300}) for i in range(3, 10)]
-    lines += [_snapshot(10, ["r-0001"]), dict(_message(1), content="last"), b'{"id":"r-0001", torn\n']
-    path = _write(tmp_path / "s", lines)
-    snapshots, _, _ = _export(path)
-    assert snapshots[0]["agent_messages"] == _expected(path)[0]["agent_messages"]
-    assert snapshots[0]["agent_messages"][0]["content"] == "last"
+    snapshots, _, resume = _export(path)
+    expected = _expected(path)
+    assert snapshots == expected
+    assert resume["messages"] == expected[-1]["agent_messages"]
+    assert [m.get("content") for m in resume["messages"]] == [
+        "text 202",
+        "last",
+        "text 200",
+        "text 204",
+        None,
+    ]
 
 
 @pytest.mark.parametrize("chunk", [999, 301, 64])
@@ -293,3 +297,34 @@ def test_a_read_error_in_the_copy_thread_fails_the_export_without_a_trace(tmp_pa
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
     assert not archive._unfinished
     assert sys.getswitchinterval() == interval  # (lowered while the thread reads ahead)
+
+
+def _growing_conversation(directory: Path, turns: int) -> tuple[Path, Path]:
+    """A session whose every turn snapshots the whole conversation so far (an agent loop's shape)."""
+    s = oat.session("grow", directory=directory, tier="trace", settings=Settings(directory=directory)).start()
+    history: list[dict[str, Any]] = [{"role": "system", "content": "You are a test."}]
+    for turn in range(turns):
+        history += [
+            {"role": "user", "content": f"question {turn} " + "q" * 200},
+            {"role": "assistant", "content": f"answer {turn} " + "a" * 200},
+        ]
+        oat.snapshot(f"turn {turn}", messages=list(history))
+    (path,) = s.files
+    (zipped,) = s.stop()
+    return path, Path(zipped)
+
+
+def test_snapshots_json_grows_with_the_session_not_with_snapshots_times_messages(provider, tmp_path):
+    """DevDuck's shape repeats every message of every snapshot (60 turns of a growing conversation:
+    ~3,700 message copies for 121 messages); by reference, three times the turns is about three
+    times the member, and the ZIP still loads with every snapshot's messages whole."""
+    sizes = {}
+    for turns in (60, 180):
+        path, zipped = _growing_conversation(tmp_path / str(turns), turns)
+        with zipfile.ZipFile(zipped) as zf:
+            sizes[turns] = zf.getinfo(fmt.ZIP_SNAPSHOTS).file_size
+        loaded = oat.load_session(zipped).snapshots
+        assert loaded == oat.load_session(path).snapshots
+        assert [s["agent_messages_count"] for s in loaded] == [3 + 2 * t for t in range(turns)]
+        assert [len(s["agent_messages"]) for s in loaded] == [3 + 2 * t for t in range(turns)]
+    assert sizes[180] < 3.5 * sizes[60], sizes  # (whole: ~9 times)

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import otel_agent_trace as oat
+from otel_agent_trace import session_format as fmt
 from otel_agent_trace.settings import Settings
 
 
@@ -40,3 +41,20 @@ def record_session(directory: Path, *, turns: int = 30, during: Any = None) -> A
         else:
             oat.snapshot(f"empty {turn}", messages=[])
     return s
+
+
+def resolved(snapshots: list[dict[str, Any]], files: list[Path]) -> list[dict[str, Any]]:
+    """A ZIP's ``snapshots.json`` (format 2: each snapshot's message ids, by reference to the one
+    before) resolved as a reader resolves it, from the session's files: DevDuck's shape, each
+    snapshot's messages whole — what ``build_snapshots`` gives from every entry."""
+    assert all("agent_message_ids" in s and "agent_messages" not in s for s in snapshots)
+    assert all(
+        list(s) == [*fmt.DEVDUCK_SNAPSHOT_KEYS[:8], "agent_message_ids", *fmt.DEVDUCK_SNAPSHOT_KEYS[9:]]
+        for s in snapshots
+    )
+    messages = {
+        e["id"]: e
+        for e in fmt.iter_files(files, [])
+        if e.get("type") == fmt.MESSAGE and isinstance(e.get("id"), str)
+    }
+    return fmt.resolve_snapshots(snapshots, messages)
