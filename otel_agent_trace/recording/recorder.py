@@ -18,6 +18,7 @@ from otel_agent_trace import session_format as fmt
 from otel_agent_trace._internal import sdk_compat, sink
 from otel_agent_trace._internal.guard import internal_error, never_raise, own_io, report_once
 from otel_agent_trace._internal.own_messages import OwnMessages
+from otel_agent_trace.session_format.views import common_prefix as _common_prefix
 from otel_agent_trace.settings import TIER_CHECKPOINT, Settings, get_settings
 
 from .entries import dropped_counts as _dropped
@@ -795,7 +796,7 @@ class SessionRecorder:
         own = type(messages) is OwnMessages  # the capture's copies: kept as they are
         try:
             if own:  # mostly the very objects kept: compared by identity, in C
-                prefix = _common_prefix(messages, copies)
+                prefix = _common_prefix(messages, copies)  # (in C: by identity, mostly)
             else:
                 same = list(map(operator.eq, messages, copies))  # (as long as the shorter)
                 prefix = same.index(False) if False in same else len(same)
@@ -1097,23 +1098,6 @@ def _plain_copy(message: Any, own: bool = False) -> Any:
     if type(message) is not dict or _plain_chars(tuple(message.items())) < 0:
         return _UNEQUAL
     return message if own else dict(message)
-
-
-def _common_prefix(messages: list[Any], copies: list[Any]) -> int:
-    """How many leading items of two lists are equal, by slice comparisons (in C; an item that is
-    the very object of the other list is equal without being compared): the whole, else found by
-    halving, comparing about twice the prefix's items."""
-    length = min(len(messages), len(copies))
-    if messages[:length] == copies[:length]:
-        return length
-    low, high = 0, length  # messages[:low] == copies[:low]; messages[:high] != copies[:high]
-    while high - low > 1:
-        middle = (low + high) // 2
-        if messages[low:middle] == copies[low:middle]:
-            low = middle
-        else:
-            high = middle
-    return low
 
 
 def _lookup(known: dict[Any, str], keys: list[Any]) -> list[str | None]:

@@ -62,7 +62,7 @@ def snapshot_view(
     messages: Mapping[str, Mapping[str, Any]],
     events_since_last: int,
     *,
-    views: Mapping[str, dict[str, Any]] | None = None,
+    views: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """One ``snapshot`` entry in DevDuck's shape, its messages resolved from ``messages`` (entry id
     → message entry). Exactly DevDuck's keys, in its order (``state`` is in the entry and in the
@@ -74,13 +74,8 @@ def snapshot_view(
     ids = _message_ids(entry)
     if views is None:
         agent_messages = [message_view(messages.get(i), i) for i in ids]
-    else:  # (filled as it goes: each id viewed once)
-        agent_messages = []
-        for i in ids:
-            view = views.get(i)
-            if view is None:
-                view = views[i] = message_view(messages.get(i), i)
-            agent_messages.append(view)
+    else:
+        agent_messages = _views_of(ids, messages, views)
     return _devduck_keys(entry, events_since_last, len(ids), "agent_messages", agent_messages)
 
 
@@ -101,7 +96,7 @@ def snapshot_reference_view(
     ids = _message_ids(entry)
     shown: Any = ids
     if previous_ids and len(ids) >= _MIN_REFERENCE:
-        keep = _common_prefix(ids, previous_ids)
+        keep = common_prefix(ids, previous_ids)
         if keep >= _MIN_REFERENCE // 2:
             shown = {"keep": keep, "add": ids[keep:]}
     return _devduck_keys(entry, events_since_last, len(ids), "agent_message_ids", shown), ids
@@ -128,12 +123,7 @@ def resolve_snapshots(
             ids = previous[:keep] + add if ok else []
         ids = [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
         previous = ids
-        resolved = []
-        for i in ids:
-            view = views.get(i)
-            if view is None:
-                view = views[i] = message_view(messages.get(i), i)
-            resolved.append(view)
+        resolved = _views_of(ids, messages, views)
         view: dict[str, Any] = {}
         for key, value in snapshot.items():  # (in its place among DevDuck's keys)
             if key == "agent_message_ids":
@@ -144,13 +134,27 @@ def resolve_snapshots(
     return out
 
 
+def _views_of(
+    ids: list[str], messages: Mapping[str, Mapping[str, Any]], views: dict[str, dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The :func:`message_view` of each id, each made once and kept in ``views`` (shared)."""
+    out = []
+    for i in ids:
+        view = views.get(i)
+        if view is None:
+            view = views[i] = message_view(messages.get(i), i)
+        out.append(view)
+    return out
+
+
 def _message_ids(entry: Mapping[str, Any]) -> list[str]:
     ids = entry.get("message_ids")
     return [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
 
 
-def _common_prefix(ids: list[str], previous: list[str]) -> int:
-    """How many leading ids two lists share (found by halving on slices, compared in C)."""
+def common_prefix(ids: list[Any], previous: list[Any]) -> int:
+    """How many leading items two lists share (found by halving on slices, compared in C: an
+    item is taken as equal to itself without comparing it)."""
     length = min(len(ids), len(previous))
     if ids[:length] == previous[:length]:
         return length
