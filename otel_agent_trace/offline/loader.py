@@ -337,7 +337,7 @@ class LoadedSession:
         try:
             snaps = source.archive.read_json(fmt.ZIP_SNAPSHOTS)
         except fmt.SessionFormatError as exc:
-            if "more than" not in str(exc):
+            if not exc.too_large:
                 raise
             # DevDuck's shape repeats every message of every snapshot: past the cap, the same
             # snapshots are built from events.jsonl instead (nothing lost; told, not silent).

@@ -619,7 +619,7 @@ def _snapshots(paths: list[Path], reader: _ReadAhead, written: _Written | None =
 
 class _Found(NamedTuple):
     snapshots: list[dict[str, Any]]  # snapshots.json's
-    entries: list[dict[str, Any]]  # the snapshot entries
+    last: dict[str, Any] | None  # the last snapshot entry
     total: int  # the session's entries
     last_messages: list[dict[str, Any]]  # the views of the last snapshot's messages
 
@@ -628,7 +628,11 @@ def _scan(
     paths: list[Path], reader: _ReadAhead, written: _Written | None, chunks: Iterator[bytes] | None
 ) -> _Found:
     known = written
-    found: list[tuple[int, dict[str, Any], int]] = []  # (entry number in the session, entry, file)
+    snapshots: list[dict[str, Any]] = []
+    last: dict[str, Any] | None = None  # the last snapshot entry so far, and the file it is in
+    last_file = 0
+    ids: list[str] | None = None  # its message ids (the next one's are by reference to them)
+    previous = -1  # its entry number in the session
     offset = 0
     for in_file, path in enumerate(paths):
         if written is not None and chunks is not None:
@@ -638,9 +642,11 @@ def _scan(
         for number, entry in fmt.iter_lines(_Feed(scan.lines()), str(path), issues=[]):
             if number == 1:
                 continue  # the root entry
-            index = scan.where(number - 2)
+            index = offset + scan.where(number - 2)
             if entry.get("type") == fmt.SNAPSHOT:
-                found.append((offset + index, entry, in_file))
+                view, ids = fmt.snapshot_reference_view(entry, index - previous - 1, ids)
+                snapshots.append(view)
+                last, last_file, previous = entry, in_file, index
             elif written is not None:
                 raise _Doubt  # a line the writer wrote as a snapshot entry is not one
         if written is not None:
@@ -648,15 +654,8 @@ def _scan(
                 raise _Doubt
             written = chunks = None  # the files after the first: child processes'
         offset += scan.entries
-    snapshots = []
-    previous = -1
-    ids: list[str] | None = None
-    for index, entry, _ in found:
-        view, ids = fmt.snapshot_reference_view(entry, index - previous - 1, ids)
-        snapshots.append(view)
-        previous = index
-    last = _messages_of_last(paths, found[-1][2], ids or [], known) if found else []
-    return _Found(snapshots, [entry for _, entry, _ in found], offset, last)
+    messages = _messages_of_last(paths, last_file, ids or [], known) if last is not None else []
+    return _Found(snapshots, last, offset, messages)
 
 
 def _root_meta(path: Path) -> dict[str, Any]:
@@ -685,5 +684,5 @@ def _resume_state(found: _Found, tier: str) -> dict[str, Any]:
         "last_result": latest["last_result"],
         "model_info": latest["model_info"],
         "cwd": latest["cwd"],
-        "state": found.entries[-1].get("state"),
+        "state": found.last.get("state") if found.last is not None else None,
     }

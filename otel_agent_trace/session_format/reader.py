@@ -34,6 +34,8 @@ MAX_EVENTS_BYTES = 64 << 30
 """The largest ``events.jsonl`` member (inflated) a ZIP may declare."""
 MAX_JSON_MEMBER_BYTES = 64 << 20
 """The largest ``metadata.json`` / ``snapshots.json`` / ``resume.json`` member read (whole)."""
+
+
 MAX_RATIO = 100
 """A member above 1 MiB may inflate to at most this many times its compressed size (real
 sessions: 5-20; a deflate bomb: ~1000)."""
@@ -369,7 +371,7 @@ class SessionArchive:
             )
         if info.file_size > cap:
             raise SessionFormatError(
-                where, None, f"member of {info.file_size} bytes, more than the {cap} read"
+                where, None, f"member of {info.file_size} bytes, more than the {cap} read", too_large=True
             )
         if info.file_size > _RATIO_FLOOR and info.file_size > MAX_RATIO * max(info.compress_size, 1):
             raise SessionFormatError(
@@ -408,7 +410,7 @@ class SessionArchive:
 def _capped_json(data: bytes, cap: int, where: str | Path) -> Any:
     """A JSON member's bytes (read as ``cap + 1`` at most) as a value, or the error naming it."""
     if len(data) > cap:
-        raise SessionFormatError(where, None, f"more than {cap} bytes")
+        raise SessionFormatError(where, None, f"more than {cap} bytes", too_large=True)
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:

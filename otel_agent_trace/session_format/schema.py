@@ -109,12 +109,17 @@ ZIP_SNAPSHOT_KEYS = tuple("agent_message_ids" if k == "agent_messages" else k fo
 
 
 class SessionFormatError(ValueError):
-    """A session file could not be read; the message names the file and line."""
+    """A session file could not be read; the message names the file and line. ``too_large``: a
+    member refused whole for being over the cap it is read under (a reader that can do without
+    it, as without ``snapshots.json``, may go on)."""
 
-    def __init__(self, path: str | os.PathLike[str], line: int | None, reason: str):
+    def __init__(
+        self, path: str | os.PathLike[str], line: int | None, reason: str, *, too_large: bool = False
+    ):
         self.path = str(path)
         self.line = line
         self.reason = reason
+        self.too_large = too_large
         where = f"{self.path}:{line}" if line is not None else self.path
         super().__init__(f"{where}: {reason}")
 
