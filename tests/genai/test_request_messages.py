@@ -136,3 +136,41 @@ def test_a_conversation_changed_as_agents_change_it_is_recorded_as_sent(openai_c
         assert strip_digests(snapshot["agent_messages"][: len(messages)]) == messages
     assert u1 == {"role": "user", "content": "one, changed"}  # the agent's objects untouched
     assert system == {"role": "system", "content": "Be brief."}
+
+
+def test_messages_after_an_sdk_object_changed_in_place_are_recorded_as_sent(openai_client, llm, checkpoint):
+    """An agent that appends the SDK's own message object (``response.choices[0].message``) and
+    later edits a message after it in place (trimming an old tool result, as context compaction
+    does): each call's snapshot holds what that call sent, never the message as it was before."""
+    import copy
+
+    from openai.types.chat import ChatCompletionMessage
+
+    system = {"role": "system", "content": "Be brief."}
+    u1 = {"role": "user", "content": "one"}
+    reply = ChatCompletionMessage(role="assistant", content="uno")  # the SDK's, appended as is
+    tool = {"role": "user", "content": "a long tool result"}
+    u2 = {"role": "user", "content": "two"}
+    sent: list[list[Any]] = []
+
+    def call(messages: list[Any]) -> None:
+        sent.append(
+            [
+                m.model_dump(exclude_none=True) if hasattr(m, "model_dump") else copy.deepcopy(m)
+                for m in messages
+            ]
+        )
+        llm.queue("openai_chat_final")
+        openai_client.chat.completions.create(model="gpt-4o-mini", messages=messages)
+
+    call([system, u1, reply, tool])
+    tool["content"] = "(trimmed)"  # changed in place, resent
+    call([system, u1, reply, tool, u2])
+    reply.content = "uno, edited"  # the SDK object changed in place too
+    call([system, u1, reply, tool, u2])
+    path = _checkpoint_file(checkpoint)
+    checkpoint.stop()
+    snapshots = load_session(path).snapshots
+    assert len(snapshots) == len(sent)
+    for snapshot, messages in zip(snapshots, sent, strict=True):
+        assert strip_digests(snapshot["agent_messages"][: len(messages)]) == messages

@@ -134,7 +134,11 @@ def plain_messages(values: list[Any]) -> tuple[OwnMessages, list[Any]]:
     out += fresh
     if False in plain:
         for index in compress(range(len(rest)), map(operator.not_, plain)):
-            out[prefix + index] = jsonable(rest[index])
+            message = rest[index]
+            value = jsonable(message)
+            if value is message and type(value) is dict:  # the agent's own dict: a copy of ours
+                value = dict(value)  # (the recorder keeps plain messages of an OwnMessages as they are)
+            out[prefix + index] = value
     if roles is None:
         roles = [m.get("role") if isinstance(m, dict) else None for m in out[prefix:]]
     roles = known_roles[:prefix] + roles if prefix else roles
