@@ -37,14 +37,16 @@ from genai_calls.stub_server import StubServer  # noqa: E402
 _TOTAL = re.compile(rb"^(?:summary|totals):\s*(\d+)", re.MULTILINE)
 
 
-def count(config: str, url: str, mode: str, calls: int, warmup: int, history: int = 0) -> dict:
+def count(
+    config: str, url: str, mode: str, calls: int, warmup: int, history: int = 0, shape: str = "text"
+) -> dict:
     """Instructions of one child process making ``calls`` calls (after ``warmup``), each with
-    ``history`` messages of 1 KB before its question."""
+    ``history`` messages of 1 KB before its question (``shape``: see ``child._messages``)."""
     with tempfile.TemporaryDirectory(prefix="bench-call-instr-") as work:
         python, env, _session_dir = child_setup(config, work)
         env["AGENT_TRACE_ZIP"] = "0"
         env["PYTHONHASHSEED"] = "0"
-        opts = {"work": work, "session_dir": None, "histories": [history], "size": 1024}
+        opts = {"work": work, "session_dir": None, "histories": [history], "size": 1024, "shape": shape}
         opts |= {"count": calls, "warmup": warmup, "block": 1, "pairs": 1}
         out = os.path.join(work, "callgrind.out")
         # Start-up and warm-up run uninstrumented (fast); only the calls are counted.
@@ -92,6 +94,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="chat calls with 10 and with 400 messages of 1 KB before the question (configs as given)",
     )
+    p.add_argument(
+        "--shape",
+        choices=("text", "agent"),
+        default="text",
+        help="with --history: text messages, or a tool-calling loop holding the SDK's message objects",
+    )
     p.add_argument("--json", help="write the raw counts there")
     args = p.parse_args(argv)
     if args.base_tree:
@@ -110,10 +118,13 @@ def main(argv: list[str] | None = None) -> int:
             call_mode, history = ("chat", int(mode.split()[0])) if args.history else (mode, 0)
             for config in configs:
                 raw[mode][config] = {
-                    str(n): count(config, server.url, call_mode, n, args.warmup, history) for n in (lo, hi)
+                    str(n): count(config, server.url, call_mode, n, args.warmup, history, args.shape)
+                    for n in (lo, hi)
                 }
                 print(f"{mode} {config} done ({time.time() - started:.0f} s)", file=sys.stderr)
     report = {"machine": {"python": platform.python_version()}, "calls": [lo, hi], "raw": raw}
+    if args.history:
+        report["shape"] = args.shape
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1))
     print(render(report))

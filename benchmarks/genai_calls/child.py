@@ -63,14 +63,34 @@ def _exporter_processor(exporter: OTLPFileExporter) -> Any:
     return SimpleSpanProcessor(exporter)  # type: ignore[arg-type]
 
 
-def _messages(history: int, size: int) -> list[dict[str, Any]]:
-    """A system prompt, ``history`` messages of ``size`` characters (user/assistant in turn), and
-    a user question. The history's objects are kept across calls, as an agent loop keeps them."""
-    messages: list[dict[str, Any]] = [{"role": "system", "content": "You are a terse assistant. " * 4}]
+def _messages(history: int, size: int, shape: str = "text") -> list[Any]:
+    """A system prompt, ``history`` messages of ``size`` characters, and a user question. The
+    history's objects are kept across calls, as an agent loop keeps them. ``shape``: ``"text"``,
+    user and assistant dicts in turn; ``"agent"``, a tool-calling loop as agents keep it — a user
+    dict, the SDK's own assistant message asking for a tool (``response.choices[0].message``
+    appended as it is), the tool's result, the SDK's assistant answer — in turn."""
+    messages: list[Any] = [{"role": "system", "content": "You are a terse assistant. " * 4}]
     for i in range(history):
-        role = "user" if i % 2 == 0 else "assistant"
         text = (f"message {i} " + "lorem ipsum dolor sit amet " * (size // 27 + 1))[:size]
-        messages.append({"role": role, "content": text})
+        if shape == "text":
+            messages.append({"role": "user" if i % 2 == 0 else "assistant", "content": text})
+            continue
+        from openai.types.chat import ChatCompletionMessage
+
+        turn = i % 4
+        if turn == 0:
+            messages.append({"role": "user", "content": text})
+        elif turn == 1:
+            call = {
+                "id": f"call_{i}",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'},
+            }
+            messages.append(ChatCompletionMessage.model_validate({"role": "assistant", "tool_calls": [call]}))
+        elif turn == 2:
+            messages.append({"role": "tool", "tool_call_id": f"call_{i - 1}", "content": text})
+        else:
+            messages.append(ChatCompletionMessage(role="assistant", content=text))
     return messages
 
 
@@ -130,7 +150,7 @@ def main() -> None:
     patched = switch.capture()
     stream = mode == "stream"
     histories = opts.get("histories") or [0]
-    convs = {h: _messages(h, opts.get("size", 1024)) for h in histories}
+    convs = {h: _messages(h, opts.get("size", 1024), opts.get("shape", "text")) for h in histories}
     tools = [
         {
             "type": "function",
