@@ -70,13 +70,13 @@ def _messages(history: int, size: int, shape: str = "text") -> list[Any]:
     dict, the SDK's own assistant message asking for a tool (``response.choices[0].message``
     appended as it is), the tool's result, the SDK's assistant answer — in turn."""
     messages: list[Any] = [{"role": "system", "content": "You are a terse assistant. " * 4}]
+    if shape != "text":
+        from openai.types.chat import ChatCompletionMessage
     for i in range(history):
         text = (f"message {i} " + "lorem ipsum dolor sit amet " * (size // 27 + 1))[:size]
         if shape == "text":
             messages.append({"role": "user" if i % 2 == 0 else "assistant", "content": text})
             continue
-        from openai.types.chat import ChatCompletionMessage
-
         turn = i % 4
         if turn == 0:
             messages.append({"role": "user", "content": text})

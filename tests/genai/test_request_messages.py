@@ -20,6 +20,16 @@ def _checkpoint_file(session: Any) -> Any:
     return next(p for p in session.files if "checkpoint" in p.name)
 
 
+def _assert_each_call_recorded_as_sent(checkpoint: Any, sent: list[list[Any]]) -> None:
+    """One snapshot per call, each holding exactly the messages that call sent."""
+    path = _checkpoint_file(checkpoint)
+    checkpoint.stop()
+    snapshots = load_session(path).snapshots
+    assert len(snapshots) == len(sent)
+    for snapshot, messages in zip(snapshots, sent, strict=True):
+        assert strip_digests(snapshot["agent_messages"][: len(messages)]) == messages
+
+
 def test_an_agent_loops_messages_are_rebuilt_exactly(openai_client, llm, checkpoint):
     from openai import NOT_GIVEN
     from openai.types.chat import ChatCompletionMessage
@@ -128,12 +138,7 @@ def test_a_conversation_changed_as_agents_change_it_is_recorded_as_sent(openai_c
     call([system, u1, a1, u3, u4])
     call([system, a1, u3, u4])  # the oldest turn dropped
     call([system, a1, u3, u4])  # resent as it is
-    path = _checkpoint_file(checkpoint)
-    checkpoint.stop()
-    snapshots = load_session(path).snapshots
-    assert len(snapshots) == len(sent)
-    for snapshot, messages in zip(snapshots, sent, strict=True):
-        assert strip_digests(snapshot["agent_messages"][: len(messages)]) == messages
+    _assert_each_call_recorded_as_sent(checkpoint, sent)
     assert u1 == {"role": "user", "content": "one, changed"}  # the agent's objects untouched
     assert system == {"role": "system", "content": "Be brief."}
 
@@ -168,9 +173,4 @@ def test_messages_after_an_sdk_object_changed_in_place_are_recorded_as_sent(open
     call([system, u1, reply, tool, u2])
     reply.content = "uno, edited"  # the SDK object changed in place too
     call([system, u1, reply, tool, u2])
-    path = _checkpoint_file(checkpoint)
-    checkpoint.stop()
-    snapshots = load_session(path).snapshots
-    assert len(snapshots) == len(sent)
-    for snapshot, messages in zip(snapshots, sent, strict=True):
-        assert strip_digests(snapshot["agent_messages"][: len(messages)]) == messages
+    _assert_each_call_recorded_as_sent(checkpoint, sent)
