@@ -4,9 +4,9 @@ from __future__ import annotations
 
 
 class OwnMessages(list):
-    """A model call's messages as captured, whose plain messages (dicts of ``str`` keys and scalar
-    values) are copies the capture made and nobody changes afterwards: the recorder keeps such a
-    message as it is, with no copy of its own, and knows it again by identity when the next call
-    resends it (a resent conversation then costs a pointer comparison per message there)."""
+    """A model call's messages as captured: copies the capture made, holding nothing of the
+    agent's, that nobody changes afterwards. The recorder keeps them as they are, with no copy of
+    its own, and knows them again by identity when the next call resends them (a resent
+    conversation then costs a pointer comparison per message there, whatever its messages hold)."""
 
     __slots__ = ()

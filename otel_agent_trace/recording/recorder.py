@@ -18,7 +18,6 @@ from otel_agent_trace import session_format as fmt
 from otel_agent_trace._internal import sdk_compat, sink
 from otel_agent_trace._internal.guard import internal_error, never_raise, own_io, report_once
 from otel_agent_trace._internal.own_messages import OwnMessages
-from otel_agent_trace.session_format.views import common_prefix as _common_prefix
 from otel_agent_trace.settings import TIER_CHECKPOINT, Settings, get_settings
 
 from .entries import dropped_counts as _dropped
@@ -786,39 +785,47 @@ class SessionRecorder:
         self, tier: _Tier, messages: list[Any], parent_id: str, span_id: int | None, *, remember: bool
     ) -> list[str | None]:
         """The message entries of ``messages`` in one file, written for those it does not hold
-        yet. The caller holds the lock. The leading messages equal to those of the conversation
-        this file saw last (``tier.recent``: plain copies, compared in C; the capture's own copies,
-        kept as they are, when it hands an ``OwnMessages``: then compared by identity) take its
-        ids: a resent conversation costs one comparison per message, nothing is hashed, so a call's
-        cost does not grow with the conversation. The others are looked up by key (see :meth:`_digest_of`).
+        yet. The caller holds the lock. Each message is compared with the one at its position in
+        the conversation this file saw last (``tier.recent``): by identity, in C, when the capture
+        hands its own copies (an ``OwnMessages``, kept as they are); else by equality with a plain
+        copy (in C too). One found as it was takes its id: a resent conversation costs a comparison
+        per message and nothing is hashed, so a call's cost does not grow with the conversation,
+        whatever its messages hold. The others are looked up by key (see :meth:`_digest_of`).
         ``remember``: this is the conversation to compare the next one with."""
         copies, known_ids = tier.recent
-        own = type(messages) is OwnMessages  # the capture's copies: kept as they are
+        own = type(messages) is OwnMessages
+        count = len(messages)
+        length = min(count, len(copies))
         try:
-            if own:  # mostly the very objects kept: compared by identity, in C
-                prefix = _common_prefix(messages, copies)  # (in C: by identity, mostly)
+            if own:  # the capture's copies, the very objects kept: compared by identity
+                same = list(map(operator.is_, messages[:length], copies[:length]))
+            elif messages[:length] == copies[:length]:
+                same = [True] * length
             else:
-                same = list(map(operator.eq, messages, copies))  # (as long as the shorter)
-                prefix = same.index(False) if False in same else len(same)
-        except Exception:  # an odd object's comparison (not a message of ours): no prefix
-            prefix = 0
+                same = list(map(operator.eq, messages[:length], copies[:length]))
+        except Exception:  # an odd object's comparison (not a message of ours): none is as it was
+            same = [False] * length
+        prefix = same.index(False) if False in same else length
         tier.prefix = (known_ids, prefix)
-        ids = known_ids[:prefix]
-        if prefix < len(messages):
-            rest = messages[prefix:]
-            keys = _message_keys(rest)
-            found = _lookup(tier.known, keys)
+        if prefix == count:
+            ids = known_ids[:count]
             if remember:
-                copies = copies[:prefix]
-            for index, message in enumerate(rest):
-                entry = found[index]
-                if entry is None:
-                    entry = self._message_entry(tier, message, parent_id, span_id, keys[index])
-                ids.append(entry)
-                if remember:
-                    copies.append(_plain_copy(message, own) if entry is not None else _UNEQUAL)
-        elif remember:
-            copies = copies[:prefix]
+                tier.recent = (copies[:count], ids)
+            return ids
+        todo = list(compress(range(length), map(operator.not_, same))) if prefix < length else []
+        todo += range(length, count)
+        ids = known_ids[:length] + [None] * (count - length)
+        if remember:
+            copies = copies[:length] + [_UNEQUAL] * (count - length)
+        rest = list(map(messages.__getitem__, todo))
+        keys = _message_keys(rest)
+        found = _lookup(tier.known, keys)
+        for index, message, key, entry in zip(todo, rest, keys, found, strict=True):
+            if entry is None:
+                entry = self._message_entry(tier, message, parent_id, span_id, key)
+            ids[index] = entry
+            if remember:
+                copies[index] = _UNEQUAL if entry is None else message if own else _plain_copy(message)
         if remember:
             tier.recent = (copies, ids)
         return ids
@@ -1091,13 +1098,12 @@ def _message_keys(messages: list[Any]) -> list[Any]:
 _UNEQUAL = object()  # equal to no message
 
 
-def _plain_copy(message: Any, own: bool = False) -> Any:
+def _plain_copy(message: Any) -> Any:
     """A copy of a message whose keys are all ``str`` and values all ``str`` or ``None`` (equal to
-    another message exactly when their canonical JSON is); ``_UNEQUAL`` for any other. ``own``: the
-    message is a copy nobody changes (see ``OwnMessages``), kept itself."""
+    another message exactly when their canonical JSON is); ``_UNEQUAL`` for any other."""
     if type(message) is not dict or _plain_chars(tuple(message.items())) < 0:
         return _UNEQUAL
-    return message if own else dict(message)
+    return dict(message)
 
 
 def _lookup(known: dict[Any, str], keys: list[Any]) -> list[str | None]:

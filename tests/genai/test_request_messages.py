@@ -174,3 +174,84 @@ def test_messages_after_an_sdk_object_changed_in_place_are_recorded_as_sent(open
     reply.content = "uno, edited"  # the SDK object changed in place too
     call([system, u1, reply, tool, u2])
     _assert_each_call_recorded_as_sent(checkpoint, sent)
+
+
+def _as_sent(value: Any) -> Any:
+    """What the recorder should hold for a message: the SDK's objects as they dump themselves."""
+    if hasattr(value, "model_dump"):
+        return _as_sent(value.model_dump(exclude_none=True, mode="json"))
+    if isinstance(value, dict):
+        return {k: _as_sent(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_sent(v) for v in value]
+    return value
+
+
+def test_a_tool_calling_history_changed_deep_inside_is_recorded_as_sent(openai_client, llm, checkpoint):
+    """A tool-calling loop's history holds the SDK's message objects, dicts with nested tool calls
+    and content parts, and dicts holding SDK objects; resent call after call, each is changed deep
+    inside in turn (a tool call's arguments, an added tool call, an extra field, a nested dict, a
+    part appended, an SDK object inside a dict). Each call's snapshot holds what that call sent:
+    the capture knows a resent message by comparing it with the last call's (without reading it
+    again), and a change anywhere inside is seen."""
+    from openai.types.chat import ChatCompletionMessage, ChatCompletionMessageToolCall
+
+    def tool_call(i: int) -> dict[str, Any]:
+        return {"id": f"call_{i}", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
+
+    asks = ChatCompletionMessage.model_validate({"role": "assistant", "tool_calls": [tool_call(1)]})
+    answer = ChatCompletionMessage(role="assistant", content="12 °C in Oslo.")
+    nested = {"role": "assistant", "content": None, "tool_calls": [tool_call(2)]}
+    parts = {"role": "user", "content": [{"type": "text", "text": "and this"}]}
+    sdk_call = ChatCompletionMessageToolCall.model_validate(tool_call(3))
+    holding = {"role": "assistant", "tool_calls": [sdk_call]}
+    messages: list[Any] = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Weather in Oslo?"},
+        asks,
+        {"role": "tool", "tool_call_id": "call_1", "content": "12"},
+        answer,
+        nested,
+        {"role": "tool", "tool_call_id": "call_2", "content": "13"},
+        parts,
+        holding,
+        {"role": "tool", "tool_call_id": "call_3", "content": "14"},
+    ]
+    changes = [
+        lambda: None,  # resent as it is
+        lambda: setattr(asks.tool_calls[0].function, "arguments", '{"city": "Oslo"}'),
+        lambda: asks.tool_calls.append(ChatCompletionMessageToolCall.model_validate(tool_call(9))),
+        lambda: setattr(answer, "content", "12 °C in Oslo, edited."),
+        lambda: setattr(answer, "note", "an extra field"),  # the SDK's models keep extra fields
+        lambda: nested["tool_calls"][0]["function"].update(arguments='{"city": "Bergen"}'),
+        lambda: parts["content"].append({"type": "text", "text": "too"}),
+        lambda: setattr(holding["tool_calls"][0].function, "name", "get_forecast"),
+        lambda: holding["tool_calls"].pop(),
+        lambda: None,
+    ]
+    sent: list[list[Any]] = []
+    for change in changes:
+        change()
+        sent.append([_as_sent(m) for m in messages])
+        llm.queue("openai_chat_final")
+        openai_client.chat.completions.create(model="gpt-4o-mini", messages=messages)
+    assert sent[1] != sent[0] and sent[-1] == sent[-2]  # (each change is one the dump sees)
+    _assert_each_call_recorded_as_sent(checkpoint, sent)
+
+
+def test_sdk_objects_rebuilt_for_each_call_are_recorded_as_sent(openai_client, llm, checkpoint):
+    """A framework that builds the SDK's message objects afresh for every call (equal objects, not
+    the same ones): each call's snapshot holds what it sent, a changed one included."""
+    from openai.types.chat import ChatCompletionMessage
+
+    sent: list[list[Any]] = []
+    for content in ("uno", "uno", "uno, edited"):
+        messages: list[Any] = [
+            {"role": "user", "content": "one"},
+            ChatCompletionMessage(role="assistant", content=content),
+            {"role": "user", "content": "two"},
+        ]
+        sent.append([_as_sent(m) for m in messages])
+        llm.queue("openai_chat_final")
+        openai_client.chat.completions.create(model="gpt-4o-mini", messages=messages)
+    _assert_each_call_recorded_as_sent(checkpoint, sent)

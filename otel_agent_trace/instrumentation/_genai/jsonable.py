@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import operator
 from itertools import chain, compress, repeat
 from typing import Any
@@ -74,12 +75,23 @@ def _plain(value: Any) -> bool:
     return True
 
 
-_UNEQUAL = object()  # in place of a message that was not plain: equal to nothing
-_REMEMBER_AT_MOST = 16_384  # messages of the last conversation kept as plain copies
-# Plain copies of the last conversation's leading plain messages, and the roles of its messages
-# (shared by every thread: only ever compared with, so a stale or another thread's list costs
-# time, never correctness).
-_recent: tuple[list[Any], list[Any]] = ([], [])
+_UNEQUAL = object()  # in place of a message that is not remembered: equal to nothing
+_REMEMBER_AT_MOST = 16_384  # messages of the last conversation remembered
+_WATCH_AT_MOST = 256  # containers watched in one message (more: it is read again each call)
+_NO_WATCH: tuple[()] = ()  # a message compared by equality alone
+
+# The last conversation, position by position (shared by every thread: only ever compared with, so
+# a stale or another thread's one costs time, never correctness):
+# - ``copies``: the message as handed on (a copy of ours, nothing of the agent's inside);
+# - ``roles``: its role;
+# - ``checks``: what the message sent at that position next is compared with (in C, an item being
+#   equal to itself without a comparison): our copy, for a message of plain JSON (equal to it
+#   exactly when it is plain JSON equal to what was sent); the agent's object itself, for one that
+#   is not (the SDK's message objects, dicts holding them), as long as ``watched`` holds;
+# - ``watched``/``frozen``: every dict and list inside such an object (a model's ``__dict__``) and
+#   a shallow copy of each: all equal to their copies, the object is as it was (changed in place,
+#   a container of it differs from its copy).
+_recent: tuple[list[Any], list[Any], list[Any], list[Any], list[Any]] = ([], [], [], [], [])
 
 
 def jsonable_list(values: Any) -> list[Any]:
@@ -89,59 +101,128 @@ def jsonable_list(values: Any) -> list[Any]:
 
 def plain_messages(values: list[Any]) -> tuple[OwnMessages, list[Any]]:
     """``[jsonable(v) for v in values]`` and each message's ``role`` (``None`` for one that is not
-    a dict), with no Python call for a dict of ``str`` keys and scalar values (most of a
-    conversation's messages).
+    a dict), handed on as copies of ours (:class:`OwnMessages`: nothing of the agent's inside, and
+    nobody changes them, so the recorder keeps them without copies of its own and knows them again
+    by identity).
 
-    A plain message is handed on as a copy of ours (:class:`OwnMessages`: nobody changes it, so
-    the recorder keeps it without a copy of its own). A resent conversation costs one comparison
-    in C per message: the leading messages equal to the copies of the last conversation's are
-    plain (a dict equal to a dict of ``str`` keys and scalar values has such keys and values), are
-    handed on as those copies, and have their roles, whatever object they are and however they
-    were changed in place since. Which of the others are plain is found in C too."""
+    A resent conversation costs a comparison in C per message, whatever it holds: each position is
+    compared with the last conversation's (see ``_recent``), and a message found as it was there
+    is handed on as the same copy, with its role. Only the others are read: a dict of ``str`` keys
+    and scalar values (most messages) is copied in C, any other is made plain JSON
+    (:func:`jsonable`) and copied."""
     global _recent
-    copies, known_roles = _recent
-    length = min(len(values), len(copies))
-    try:
-        # The two common cases first, each one comparison in C per message: the last conversation
-        # resent and more after it; the last conversation resent with its last message replaced.
+    copies, known_roles, checks, watched, frozen = _recent
+    count = len(values)
+    length = min(count, len(checks))
+    same: list[bool] | None = None  # None: the first ``length`` all as they were
+    try:  # (lists and tuples compare in C, an item being equal to itself without a comparison)
         last = length - 1
-        if length == 0:
-            equal, prefix = True, 0
-        elif values[last] == copies[last]:
-            equal, prefix = values[:last] == copies[:last], length
+        if last >= 0 and (values[:last] != checks[:last] or watched[:last] != frozen[:last]):
+            now = zip(values[:length], watched[:length], strict=True)
+            same = list(map(operator.eq, now, zip(checks, frozen, strict=True)))
+        elif last >= 0 and (values[last], watched[last]) != (checks[last], frozen[last]):
+            same = [True] * last + [False]  # the common case: the last conversation's last one replaced
+    except Exception:  # an odd object's comparison: nothing is taken as it was
+        same = [False] * length
+    if same is None and length == count:
+        return OwnMessages(copies[:count]), known_roles[:count]
+    if same is None:
+        todo: list[int] = list(range(length, count))
+    else:
+        todo = list(compress(range(length), map(operator.not_, same)))
+        todo += range(length, count)
+    out = OwnMessages(copies[:length])
+    out += [None] * (count - length)
+    roles = known_roles[:length] + [None] * (count - length)
+    remember = count <= _REMEMBER_AT_MOST
+    if remember:
+        copies, checks = list(out), checks[:length] + [_UNEQUAL] * (count - length)
+        watched = watched[:length] + [_NO_WATCH] * (count - length)
+        frozen = frozen[:length] + [_NO_WATCH] * (count - length)
+    rest = list(map(values.__getitem__, todo))
+    for index, message, flat in zip(todo, rest, _flat(rest), strict=True):
+        if flat:  # copied in C, compared in C
+            value = check = dict(message)
+            watch = shallow = _NO_WATCH
         else:
-            equal, prefix = values[:last] == copies[:last], last
-        if not equal:
-            same = list(map(operator.eq, values, copies))
-            prefix = same.index(False) if False in same else len(same)
-    except Exception:  # an odd object's comparison: no prefix
-        prefix = 0
-    if prefix == len(values):
-        return OwnMessages(copies[:prefix]), known_roles[:prefix]
-    rest = values[prefix:] if prefix else values
-    try:  # (dict.values raises for a value that is not a dict, before anything is iterated)
-        plain = list(map(_SCALAR_TYPES.issuperset, map(map, repeat(type), map(dict.values, rest))))
-        names = set(chain.from_iterable(map(dict.keys, rest)))
-        roles = list(map(dict.get, rest, repeat("role")))
-    except TypeError:  # not all dicts (their roles are read once they are dumped, below)
-        plain = [False] * len(rest)
-        names = set()
-        roles = None
-    if not all(type(name) is str for name in names):
-        plain = [False] * len(rest)
-    fresh = [dict(m) if p else _UNEQUAL for m, p in zip(rest, plain, strict=True)]
-    out = OwnMessages(copies[:prefix])
-    out += fresh
-    if False in plain:
-        for index in compress(range(len(rest)), map(operator.not_, plain)):
-            message = rest[index]
-            value = jsonable(message)
-            if value is message and type(value) is dict:  # the agent's own dict: a copy of ours
-                value = dict(value)  # (the recorder keeps plain messages of an OwnMessages as they are)
-            out[prefix + index] = value
-    if roles is None:
-        roles = [m.get("role") if isinstance(m, dict) else None for m in out[prefix:]]
-    roles = known_roles[:prefix] + roles if prefix else roles
-    if len(values) <= _REMEMBER_AT_MOST:
-        _recent = (copies[:prefix] + fresh, roles)
+            value, check, watch, shallow = _read(message)
+        out[index] = value
+        roles[index] = value.get("role") if type(value) is dict else None
+        if remember:
+            copies[index], checks[index], watched[index], frozen[index] = value, check, watch, shallow
+    if remember:
+        _recent = (copies, roles, checks, watched, frozen)
     return out, roles
+
+
+def _flat(messages: list[Any]) -> list[bool]:
+    """Whether each message is a dict of ``str`` keys and scalar values (its copy in C is a copy of
+    ours), found in C when all are dicts."""
+    try:  # (dict.values raises for a value that is not a dict, before anything is iterated)
+        flat = list(map(_SCALAR_TYPES.issuperset, map(map, repeat(type), map(dict.values, messages))))
+        names = set(chain.from_iterable(map(dict.keys, messages)))
+    except TypeError:  # not all dicts
+        return [isinstance(m, dict) and _flat([m])[0] for m in messages]
+    if not all(type(name) is str for name in names):
+        return [all(type(name) is str for name in m) and f for m, f in zip(messages, flat, strict=True)]
+    return flat
+
+
+def _read(message: Any) -> tuple[Any, Any, Any, Any]:
+    """A message that is not a flat dict: its plain copy, what to compare it with next, and the
+    containers watched in it with their copies (see ``_recent``)."""
+    value = _own_copy(jsonable(message))
+    if value is _UNEQUAL:  # not copied: handed on as made, never taken as unchanged
+        return jsonable(message), _UNEQUAL, _NO_WATCH, _NO_WATCH
+    if type(message) is dict and _plain(message):  # plain JSON: compared with our copy, in C
+        return value, value, _NO_WATCH, _NO_WATCH
+    watch = _containers(message)
+    if watch is None:  # something not known to stay as it is: read again next time
+        return value, _UNEQUAL, _NO_WATCH, _NO_WATCH
+    return value, message, watch, [dict(c) if type(c) is dict else list(c) for c in watch]
+
+
+def _own_copy(value: Any) -> Any:
+    """A deep copy of a plain value (one orjson round trip, in C); ``_UNEQUAL`` when it has none."""
+    try:
+        return orjson.loads(_dumps(value))
+    except (TypeError, orjson.JSONEncodeError):  # (an int past 64 bits, a key that is no str)
+        try:
+            return copy.deepcopy(value)
+        except Exception:
+            return _UNEQUAL
+
+
+def _containers(value: Any) -> list[Any] | None:
+    """Every dict and list inside ``value`` (of a pydantic model: its ``__dict__`` and extra
+    fields), or ``None`` when something in it is neither those nor a scalar, or there are too many."""
+    found: list[Any] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind in _SCALAR_TYPES:
+            continue
+        if kind is dict:
+            found.append(item)
+            stack.extend(item.values())
+        elif kind is list:
+            found.append(item)
+            stack.extend(item)
+        elif kind is tuple:
+            stack.extend(item)
+        elif isinstance(item, _SCALARS):  # (an enum of str: immutable)
+            continue
+        else:
+            fields = getattr(item, "__dict__", None)
+            if type(fields) is not dict or not callable(getattr(item, "model_dump", None)):
+                return None
+            found.append(fields)
+            stack.extend(fields.values())
+            extra = getattr(item, "__pydantic_extra__", None)
+            if type(extra) is dict:
+                found.append(extra)
+                stack.extend(extra.values())
+        if len(found) > _WATCH_AT_MOST:
+            return None
+    return found
