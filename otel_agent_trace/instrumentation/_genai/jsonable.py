@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import copy
 import operator
 from itertools import chain, compress, repeat
@@ -78,20 +79,24 @@ def _plain(value: Any) -> bool:
 _UNEQUAL = object()  # in place of a message that is not remembered: equal to nothing
 _REMEMBER_AT_MOST = 16_384  # messages of the last conversation remembered
 _WATCH_AT_MOST = 256  # containers watched in one message (more: it is read again each call)
-_NO_WATCH: tuple[()] = ()  # a message compared by equality alone
 
-# The last conversation, position by position (shared by every thread: only ever compared with, so
-# a stale or another thread's one costs time, never correctness):
-# - ``copies``: the message as handed on (a copy of ours, nothing of the agent's inside);
+
+# The last conversation, position by position (shared by every thread: only ever compared with,
+# so a stale or another thread's one costs time, never correctness):
+# - ``copies``: each message as handed on (a copy of ours, nothing of the agent's inside; the very
+#   list handed on: nobody changes an OwnMessages);
 # - ``roles``: its role;
 # - ``checks``: what the message sent at that position next is compared with (in C, an item being
 #   equal to itself without a comparison): our copy, for a message of plain JSON (equal to it
-#   exactly when it is plain JSON equal to what was sent); the agent's object itself, for one that
-#   is not (the SDK's message objects, dicts holding them), as long as ``watched`` holds;
-# - ``watched``/``frozen``: every dict and list inside such an object (a model's ``__dict__``) and
-#   a shallow copy of each: all equal to their copies, the object is as it was (changed in place,
-#   a container of it differs from its copy).
-_recent: tuple[list[Any], list[Any], list[Any], list[Any], list[Any]] = ([], [], [], [], [])
+#   exactly when it is plain JSON equal to what was sent: then ``checks`` is ``copies`` itself
+#   when all are); the agent's object itself, for one that is not (the SDK's message objects,
+#   dicts holding them), as long as its watch holds; ``_UNEQUAL`` for one never taken as it was;
+# - ``watch_at``, ``watched``, ``frozen``: the watched messages (those whose check is the agent's
+#   object), by position: every dict and list inside one (of a model: its ``__dict__``, extra
+#   fields) and a shallow copy of each. All equal to their copies, the object is as it was;
+#   changed in place, a container differs.
+_Conversation = tuple[list[Any], list[Any], list[Any], list[int], list[list[Any]], list[list[Any]]]
+_recent: _Conversation = ([], [], [], [], [], [])
 
 
 def jsonable_list(values: Any) -> list[Any]:
@@ -111,48 +116,80 @@ def plain_messages(values: list[Any]) -> tuple[OwnMessages, list[Any]]:
     and scalar values (most messages) is copied in C, any other is made plain JSON
     (:func:`jsonable`) and copied."""
     global _recent
-    copies, known_roles, checks, watched, frozen = _recent
+    copies, known_roles, checks, watch_at, watched, frozen = _recent
     count = len(values)
     length = min(count, len(checks))
-    same: list[bool] | None = None  # None: the first ``length`` all as they were
+    todo: list[int] = []  # the positions of the last conversation's not found as they were
     try:  # (lists and tuples compare in C, an item being equal to itself without a comparison)
-        last = length - 1
-        if last >= 0 and (values[:last] != checks[:last] or watched[:last] != frozen[:last]):
-            now = zip(values[:length], watched[:length], strict=True)
-            same = list(map(operator.eq, now, zip(checks, frozen, strict=True)))
-        elif last >= 0 and (values[last], watched[last]) != (checks[last], frozen[last]):
-            same = [True] * last + [False]  # the common case: the last conversation's last one replaced
+        end = length - 1
+        if end >= 0 and values[:end] != checks[:end]:
+            same = map(operator.eq, zip(values[:length]), zip(checks[:length]))
+            todo = list(compress(range(length), map(operator.not_, same)))
+        elif end >= 0 and (values[end],) != (checks[end],):
+            todo = [end]  # the common case: the last conversation's last message replaced
+        if watched != frozen:  # a watched object changed in place (or one no longer sent)
+            changed = compress(watch_at, map(operator.not_, map(operator.eq, watched, frozen)))
+            todo = sorted(set(todo).union(i for i in changed if i < length))
     except Exception:  # an odd object's comparison: nothing is taken as it was
-        same = [False] * length
-    if same is None and length == count:
+        todo = list(range(length))
+    if not todo and length == count:
         return OwnMessages(copies[:count]), known_roles[:count]
-    if same is None:
-        todo: list[int] = list(range(length, count))
-    else:
-        todo = list(compress(range(length), map(operator.not_, same)))
-        todo += range(length, count)
+    todo += range(length, count)
     out = OwnMessages(copies[:length])
     out += [None] * (count - length)
     roles = known_roles[:length] + [None] * (count - length)
-    remember = count <= _REMEMBER_AT_MOST
-    if remember:
-        copies, checks = list(out), checks[:length] + [_UNEQUAL] * (count - length)
-        watched = watched[:length] + [_NO_WATCH] * (count - length)
-        frozen = frozen[:length] + [_NO_WATCH] * (count - length)
+    special = checks is not copies  # (some check is not the copy: a list of its own)
+    checks = checks[:length] + [_UNEQUAL] * (count - length) if special else out
+    unordered = False
+    if watch_at:
+        watch_at, watched, frozen, unordered = _kept_watches(watch_at, watched, frozen, todo, length)
+    else:
+        watch_at, watched, frozen = [], [], []
     rest = list(map(values.__getitem__, todo))
     for index, message, flat in zip(todo, rest, _flat(rest), strict=True):
         if flat:  # copied in C, compared in C
-            value = check = dict(message)
-            watch = shallow = _NO_WATCH
+            out[index] = value = dict(message)
+            if special:
+                checks[index] = value
         else:
-            value, check, watch, shallow = _read(message)
-        out[index] = value
+            value, check, watch = _read(message)
+            out[index] = value
+            if check is not value:
+                if not special:
+                    checks, special = list(out), True
+                if watch is not None:
+                    watch_at.append(index)
+                    watched.append(watch[0])
+                    frozen.append(watch[1])
+            if special:
+                checks[index] = check
         roles[index] = value.get("role") if type(value) is dict else None
-        if remember:
-            copies[index], checks[index], watched[index], frozen[index] = value, check, watch, shallow
-    if remember:
-        _recent = (copies, roles, checks, watched, frozen)
+    if count <= _REMEMBER_AT_MOST:
+        if unordered:
+            watches = sorted(zip(watch_at, watched, frozen, strict=True), key=operator.itemgetter(0))
+            watch_at, watched, frozen = (list(column) for column in zip(*watches, strict=True))
+        _recent = (out, roles, checks, watch_at, watched, frozen)
     return out, roles
+
+
+def _kept_watches(
+    at: list[int], watched: list[Any], frozen: list[Any], todo: list[int], length: int
+) -> tuple[list[int], list[Any], list[Any], bool]:
+    """The last conversation's watches at the positions kept (before ``length``, not in ``todo``,
+    which is in order), and whether any is after a position of ``todo`` (then the watches of the
+    positions read, appended, are out of order)."""
+    first = bisect.bisect_left(at, todo[0])
+    kept_at, kept, kept_frozen = at[:first], watched[:first], frozen[:first]
+    unordered = False
+    if first < len(at):
+        again = set(todo)
+        for index in range(first, len(at)):
+            if at[index] < length and at[index] not in again:
+                kept_at.append(at[index])
+                kept.append(watched[index])
+                kept_frozen.append(frozen[index])
+                unordered = True
+    return kept_at, kept, kept_frozen, unordered
 
 
 def _flat(messages: list[Any]) -> list[bool]:
@@ -168,18 +205,18 @@ def _flat(messages: list[Any]) -> list[bool]:
     return flat
 
 
-def _read(message: Any) -> tuple[Any, Any, Any, Any]:
-    """A message that is not a flat dict: its plain copy, what to compare it with next, and the
-    containers watched in it with their copies (see ``_recent``)."""
+def _read(message: Any) -> tuple[Any, Any, tuple[list[Any], list[Any]] | None]:
+    """A message that is not a flat dict: its plain copy, what to compare it with next, and its
+    watch (the containers in it and their copies; ``None`` when it is compared by equality alone)."""
     value = _own_copy(jsonable(message))
     if value is _UNEQUAL:  # not copied: handed on as made, never taken as unchanged
-        return jsonable(message), _UNEQUAL, _NO_WATCH, _NO_WATCH
+        return jsonable(message), _UNEQUAL, None
     if type(message) is dict and _plain(message):  # plain JSON: compared with our copy, in C
-        return value, value, _NO_WATCH, _NO_WATCH
+        return value, value, None
     watch = _containers(message)
     if watch is None:  # something not known to stay as it is: read again next time
-        return value, _UNEQUAL, _NO_WATCH, _NO_WATCH
-    return value, message, watch, [dict(c) if type(c) is dict else list(c) for c in watch]
+        return value, _UNEQUAL, None
+    return value, message, (watch, [dict(c) if type(c) is dict else list(c) for c in watch])
 
 
 def _own_copy(value: Any) -> Any:
