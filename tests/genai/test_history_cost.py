@@ -61,6 +61,35 @@ def test_resent_messages_are_written_once_per_file(openai_client, llm, checkpoin
     assert _inputs_per_snapshot(full, sent) == sent
 
 
+def test_a_tool_calling_history_resent_is_written_once_per_file(openai_client, llm, checkpoint):
+    """The same with the SDK's own message objects in the history (an agent appending
+    ``response.choices[0].message`` as it is) and tool results: each message once per file, and
+    each call's snapshot as sent."""
+    from openai.types.chat import ChatCompletionMessage
+
+    history: list[Any] = [{"role": "system", "content": "You are terse."}]
+    for i in range(4):
+        call = {"id": f"call_{i}", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+        history.append({"role": "user", "content": f"question {i}"})
+        history.append(ChatCompletionMessage.model_validate({"role": "assistant", "tool_calls": [call]}))
+        history.append({"role": "tool", "tool_call_id": f"call_{i}", "content": f"result {i}"})
+        history.append(ChatCompletionMessage(role="assistant", content=f"answer {i}"))
+    as_sent = [m if isinstance(m, dict) else m.model_dump(exclude_none=True, mode="json") for m in history]
+    sent = []
+    for n in range(5):
+        llm.queue("openai_chat_final")
+        question = {"role": "user", "content": f"and now {n}?"}
+        openai_client.chat.completions.create(model="gpt-4o-mini", messages=[*history, question])
+        sent.append([*as_sent, question])
+    trace, full = _files(checkpoint)
+    checkpoint.stop()
+    for path in (trace, full):
+        digests = _message_digests(path)
+        assert len(digests) == len(set(digests))  # each message once
+        assert {fmt.content_sha256(m) for m in as_sent} <= set(digests)
+    assert _inputs_per_snapshot(full, sent) == sent
+
+
 @pytest.mark.parametrize(
     "change",
     [

@@ -255,3 +255,48 @@ def test_sdk_objects_rebuilt_for_each_call_are_recorded_as_sent(openai_client, l
         llm.queue("openai_chat_final")
         openai_client.chat.completions.create(model="gpt-4o-mini", messages=messages)
     _assert_each_call_recorded_as_sent(checkpoint, sent)
+
+
+def test_threads_sending_their_own_tool_calling_histories_are_each_recorded_as_sent(
+    openai_client, llm, checkpoint
+):
+    """Four agent loops on four threads, each resending and changing its own history (the SDK's
+    message objects changed in place among them): the capture's memory of the last conversation is
+    shared by every thread, and every call's snapshot still holds exactly what that call sent."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    import orjson
+    from openai.types.chat import ChatCompletionMessage
+
+    sent: list[list[Any]] = []
+    lock = threading.Lock()
+
+    def agent(n: int) -> None:
+        call = {"id": f"call_{n}", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+        asks = ChatCompletionMessage.model_validate({"role": "assistant", "tool_calls": [call]})
+        history: list[Any] = [
+            {"role": "user", "content": f"agent {n}"},
+            asks,
+            {"role": "tool", "tool_call_id": f"call_{n}", "content": "result"},
+        ]
+        for turn in range(6):
+            if turn % 2:
+                asks.tool_calls[0].function.arguments = f'{{"turn": {turn}}}'
+            history.append(ChatCompletionMessage(role="assistant", content=f"agent {n}, turn {turn}"))
+            with lock:
+                sent.append([_as_sent(m) for m in history])
+                llm.queue("openai_chat_final")
+            openai_client.chat.completions.create(model="gpt-4o-mini", messages=history)
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(agent, range(4)))
+    path = _checkpoint_file(checkpoint)
+    checkpoint.stop()
+    snapshots = load_session(path).snapshots
+    recorded = [strip_digests(s["agent_messages"][:-1]) for s in snapshots]  # (the last: the reply)
+
+    def key(messages: list[Any]) -> bytes:
+        return orjson.dumps(messages, option=orjson.OPT_SORT_KEYS)
+
+    assert sorted(map(key, recorded)) == sorted(map(key, sent))
