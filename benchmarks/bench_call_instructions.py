@@ -96,9 +96,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument(
         "--shape",
-        choices=("text", "agent"),
+        choices=("text", "agent", "window"),
         default="text",
-        help="with --history: text messages, or a tool-calling loop holding the SDK's message objects",
+        help="with --history: text messages, a tool-calling loop holding the SDK's message objects, "
+        "or that loop in a sliding window (a turn dropped and one added per call)",
     )
     p.add_argument("--json", help="write the raw counts there")
     args = p.parse_args(argv)

@@ -68,30 +68,43 @@ def _messages(history: int, size: int, shape: str = "text") -> list[Any]:
     history's objects are kept across calls, as an agent loop keeps them. ``shape``: ``"text"``,
     user and assistant dicts in turn; ``"agent"``, a tool-calling loop as agents keep it — a user
     dict, the SDK's own assistant message asking for a tool (``response.choices[0].message``
-    appended as it is), the tool's result, the SDK's assistant answer — in turn."""
-    messages: list[Any] = [{"role": "system", "content": "You are a terse assistant. " * 4}]
-    if shape != "text":
-        from openai.types.chat import ChatCompletionMessage
-    for i in range(history):
-        text = (f"message {i} " + "lorem ipsum dolor sit amet " * (size // 27 + 1))[:size]
-        if shape == "text":
-            messages.append({"role": "user" if i % 2 == 0 else "assistant", "content": text})
-            continue
-        turn = i % 4
-        if turn == 0:
-            messages.append({"role": "user", "content": text})
-        elif turn == 1:
-            call = {
-                "id": f"call_{i}",
-                "type": "function",
-                "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'},
-            }
-            messages.append(ChatCompletionMessage.model_validate({"role": "assistant", "tool_calls": [call]}))
-        elif turn == 2:
-            messages.append({"role": "tool", "tool_call_id": f"call_{i - 1}", "content": text})
-        else:
-            messages.append(ChatCompletionMessage(role="assistant", content=text))
-    return messages
+    appended as it is), the tool's result, the SDK's assistant answer — in turn; ``"window"``, the
+    agent shape in a sliding window (see ``_window``)."""
+    system = {"role": "system", "content": "You are a terse assistant. " * 4}
+    return [system, *(_message(i, size, shape) for i in range(history))]
+
+
+def _message(i: int, size: int, shape: str) -> Any:
+    """Message ``i`` of a history of ``shape`` (see ``_messages``)."""
+    text = (f"message {i} " + "lorem ipsum dolor sit amet " * (size // 27 + 1))[:size]
+    if shape == "text":
+        return {"role": "user" if i % 2 == 0 else "assistant", "content": text}
+    from openai.types.chat import ChatCompletionMessage
+
+    turn = i % 4
+    if turn == 0:
+        return {"role": "user", "content": text}
+    if turn == 1:
+        call = {
+            "id": f"call_{i}",
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'},
+        }
+        return ChatCompletionMessage.model_validate({"role": "assistant", "tool_calls": [call]})
+    if turn == 2:
+        return {"role": "tool", "tool_call_id": f"call_{i - 1}", "content": text}
+    return ChatCompletionMessage(role="assistant", content=text)
+
+
+def _window(conv: list[Any], history: int, size: int, n: int) -> list[Any]:
+    """The ``n``-th call's history of the ``"window"`` shape: the system prompt and the latest
+    ``history`` messages of a tool-calling loop that gains a turn (four messages, new objects) per
+    call and drops its oldest one. ``conv`` (the system prompt, then every message made so far) is
+    extended as needed."""
+    start = 1 + 4 * n
+    while len(conv) < start + history:
+        conv.append(_message(len(conv) - 1, size, "agent"))
+    return [conv[0], *conv[start : start + history]]
 
 
 def _dir_bytes(path: str) -> int:
@@ -150,7 +163,9 @@ def main() -> None:
     patched = switch.capture()
     stream = mode == "stream"
     histories = opts.get("histories") or [0]
-    convs = {h: _messages(h, opts.get("size", 1024), opts.get("shape", "text")) for h in histories}
+    size, shape = opts.get("size", 1024), opts.get("shape", "text")
+    window = shape == "window"
+    convs = {h: _messages(0 if window else h, size, shape) for h in histories}
     tools = [
         {
             "type": "function",
@@ -168,7 +183,10 @@ def main() -> None:
 
     def call(history: int) -> int:
         state["n"] += 1
-        messages = convs[history] + [{"role": "user", "content": f"What is the weather? ({state['n']})"}]
+        conv = convs[history]
+        if window:
+            conv = _window(conv, history, size, state["n"])
+        messages = conv + [{"role": "user", "content": f"What is the weather? ({state['n']})"}]
         t0 = time.perf_counter_ns()
         if bare is not None and state["on"]:
             with bare.start_as_current_span(

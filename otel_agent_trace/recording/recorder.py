@@ -7,7 +7,7 @@ import os
 import queue
 import threading
 import time
-from itertools import compress
+from itertools import compress, repeat
 from pathlib import Path
 from typing import Any
 
@@ -795,17 +795,20 @@ class SessionRecorder:
         copies, known_ids = tier.recent
         own = type(messages) is OwnMessages
         count = len(messages)
-        length = min(count, len(copies))
-        try:
-            if own:  # the capture's copies, the very objects kept: compared by identity
-                same = list(map(operator.is_, messages[:length], copies[:length]))
-            elif messages[:length] == copies[:length]:
-                same = [True] * length
-            else:
-                same = list(map(operator.eq, messages[:length], copies[:length]))
-        except Exception:  # an odd object's comparison (not a message of ours): none is as it was
-            same = [False] * length
-        prefix = same.index(False) if False in same else length
+        same = _same_positions(messages, copies, own)
+        prefix = same.index(False) if False in same else len(same)
+        if prefix + 1 < len(same) and not same[prefix + 1]:
+            # Two in a row differ: were some dropped (a sliding window), or replaced by one (a
+            # summary of them)? Then the rest line up again without them.
+            for at in (prefix, prefix + 1):
+                dropped = _dropped_at(messages, copies, at, own)
+                if dropped:
+                    stop = at + dropped
+                    copies, known_ids = copies[:at] + copies[stop:], known_ids[:at] + known_ids[stop:]
+                    same = _same_positions(messages, copies, own)
+                    prefix = same.index(False) if False in same else len(same)
+                    break
+        length = len(same)
         tier.prefix = (known_ids, prefix)
         if prefix == count:
             ids = known_ids[:count]
@@ -1134,6 +1137,33 @@ def _plain_chars(key: Any) -> int:
 
 _STR_TYPE = frozenset({str})
 _STR_OR_NONE = frozenset({str, type(None)})
+
+
+def _same_positions(messages: list[Any], copies: list[Any], own: bool) -> list[bool]:
+    """Whether each message is the one at its position in ``copies``: by identity for the
+    capture's own copies (the very objects kept), else by equality (in C either way)."""
+    length = min(len(messages), len(copies))
+    try:
+        if own:
+            return list(map(operator.is_, messages[:length], copies[:length]))
+        if messages[:length] == copies[:length]:
+            return [True] * length
+        return list(map(operator.eq, messages[:length], copies[:length]))
+    except Exception:  # an odd object's comparison (not a message of ours): none is as it was
+        return [False] * length
+
+
+def _dropped_at(messages: list[Any], copies: list[Any], at: int, own: bool) -> int:
+    """How many of ``copies`` were dropped at ``at``: the distance to the next copy that is
+    ``messages[at]`` (or equal to it); 0 when none is."""
+    wanted = messages[at]
+    try:
+        if own:
+            hits = compress(range(at + 1, len(copies)), map(operator.is_, repeat(wanted), copies[at + 1 :]))
+            return next(hits, at) - at
+        return copies.index(wanted, at + 1) - at
+    except Exception:  # not there (ValueError), or an odd object's comparison
+        return 0
 
 
 # Lists of message ids shorter than this are written whole (a reference costs about as much as

@@ -164,6 +164,38 @@ def test_past_the_bound_the_remembered_messages_are_forgotten(openai_client, llm
     assert _inputs_per_snapshot(full, sent) == sent
 
 
+def test_a_sliding_window_of_snapshots_is_recorded_as_given(checkpoint):
+    """Snapshots through the public API of a conversation kept in a sliding window (the oldest turn
+    dropped as each new one comes, once two at a time, once replaced by a summary), a message still
+    in the window changed in place: each snapshot holds what it was given, and each message is
+    written once per file (the recorder lines the rest up with the last snapshot's again)."""
+    system = {"role": "system", "content": "Be brief."}
+    history: list[dict[str, Any]] = []
+    given = []
+    for turn in range(10):
+        history += [
+            {"role": "user", "content": f"question {turn}"},
+            {"role": "assistant", "content": f"answer {turn}"},
+        ]
+        del history[: max(0, len(history) - 8)]
+        if turn == 5:
+            history[1]["content"] = "answer, edited"
+        if turn == 7:
+            del history[:4]
+        if turn == 8:
+            history[:2] = [{"role": "user", "content": "(earlier: question 7, answered)"}]
+        messages = [system, *history]
+        given.append(copy.deepcopy(messages))
+        oat.snapshot(f"turn {turn}", messages=messages)
+    trace, full = _files(checkpoint)
+    checkpoint.stop()
+    snapshots = load_session(full).snapshots
+    assert [strip_digests(s["agent_messages"]) for s in snapshots] == given
+    for path in (trace, full):
+        digests = _message_digests(path)
+        assert len(digests) == len(set(digests))  # each message once
+
+
 def test_record_message_twice_is_one_entry(checkpoint):
     first = oat.record_message("user", "the same words")
     again = oat.record_message("user", "the same words")

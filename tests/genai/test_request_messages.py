@@ -239,6 +239,45 @@ def test_a_tool_calling_history_changed_deep_inside_is_recorded_as_sent(openai_c
     _assert_each_call_recorded_as_sent(checkpoint, sent)
 
 
+def test_a_sliding_window_over_a_tool_calling_history_is_recorded_as_sent(openai_client, llm, checkpoint):
+    """An agent keeping its system prompt and the latest turns only (a sliding window: the oldest
+    turn dropped as each new one comes, every message after it moved up), with the SDK's message
+    objects and identical tool results among them, changes some of the messages still in the
+    window in place, and once replaces its oldest turn by a summary. Each call's snapshot holds what
+    that call sent: the capture lines the rest up with the last call's again, and the watches on
+    the SDK's objects move with them."""
+    from openai.types.chat import ChatCompletionMessage
+
+    system = {"role": "system", "content": "Be brief."}
+    history: list[Any] = []
+    asks: list[Any] = []
+    sent: list[list[Any]] = []
+    for turn in range(9):
+        call = {"id": f"call_{turn}", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+        asks.append(ChatCompletionMessage.model_validate({"role": "assistant", "tool_calls": [call]}))
+        history += [
+            {"role": "user", "content": f"question {turn}"},
+            asks[-1],
+            {"role": "tool", "tool_call_id": f"call_{turn}", "content": "ok"},  # the same each turn
+            ChatCompletionMessage(role="assistant", content=f"answer {turn}"),
+        ]
+        del history[: max(0, len(history) - 12)]  # the window: the latest three turns
+        if turn == 4:  # an SDK object still in the window, changed in place (after the drop)
+            asks[turn - 1].tool_calls[0].function.arguments = '{"edited": true}'
+        if turn == 6:  # a plain message in the window, changed in place
+            history[-6]["content"] = "ok, edited"
+        if turn == 7:  # the window dropped by two turns at once
+            del history[:8]
+        if turn == 8:  # the oldest turn replaced by a summary of it
+            history[:4] = [{"role": "user", "content": "(earlier: question 7, answered)"}]
+        messages = [system, *history]
+        sent.append([_as_sent(m) for m in messages])
+        llm.queue("openai_chat_final")
+        openai_client.chat.completions.create(model="gpt-4o-mini", messages=messages)
+    assert '{"edited": true}' in str(sent[4]) and "ok, edited" in str(sent[6])
+    _assert_each_call_recorded_as_sent(checkpoint, sent)
+
+
 def test_sdk_objects_rebuilt_for_each_call_are_recorded_as_sent(openai_client, llm, checkpoint):
     """A framework that builds the SDK's message objects afresh for every call (equal objects, not
     the same ones): each call's snapshot holds what it sent, a changed one included."""

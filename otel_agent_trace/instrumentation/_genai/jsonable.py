@@ -116,22 +116,14 @@ def plain_messages(values: list[Any]) -> tuple[OwnMessages, list[Any]]:
     and scalar values (most messages) is copied in C, any other is made plain JSON
     (:func:`jsonable`) and copied."""
     global _recent
-    copies, known_roles, checks, watch_at, watched, frozen = _recent
     count = len(values)
-    length = min(count, len(checks))
-    todo: list[int] = []  # the positions of the last conversation's not found as they were
-    try:  # (lists and tuples compare in C, an item being equal to itself without a comparison)
-        end = length - 1
-        if end >= 0 and values[:end] != checks[:end]:
-            same = map(operator.eq, zip(values[:length]), zip(checks[:length]))
-            todo = list(compress(range(length), map(operator.not_, same)))
-        elif end >= 0 and (values[end],) != (checks[end],):
-            todo = [end]  # the common case: the last conversation's last message replaced
-        if watched != frozen:  # a watched object changed in place (or one no longer sent)
-            changed = compress(watch_at, map(operator.not_, map(operator.eq, watched, frozen)))
-            todo = sorted(set(todo).union(i for i in changed if i < length))
+    try:
+        recent, todo = _unchanged(values, _recent)
     except Exception:  # an odd object's comparison: nothing is taken as it was
-        todo = list(range(length))
+        recent = _recent
+        todo = list(range(min(count, len(recent[2]))))
+    copies, known_roles, checks, watch_at, watched, frozen = recent
+    length = min(count, len(checks))
     if not todo and length == count:
         return OwnMessages(copies[:count]), known_roles[:count]
     todo += range(length, count)
@@ -170,6 +162,82 @@ def plain_messages(values: list[Any]) -> tuple[OwnMessages, list[Any]]:
             watch_at, watched, frozen = (list(column) for column in zip(*watches, strict=True))
         _recent = (out, roles, checks, watch_at, watched, frozen)
     return out, roles
+
+
+def _unchanged(
+    values: list[Any], recent: _Conversation, shift: bool = True
+) -> tuple[_Conversation, list[int]]:
+    """The conversation to compare ``values`` with (``recent``, or ``recent`` with the messages a
+    sliding window dropped taken out, so the rest line up again) and the positions of it not found
+    as they were, in order. Lists and tuples compare in C, an item being equal to itself without a
+    comparison."""
+    _copies, _roles, checks, watch_at, watched, frozen = recent
+    length = min(len(values), len(checks))
+    todo: list[int] = []
+    end = length - 1
+    if end >= 0 and values[:end] != checks[:end]:
+        first = _first_unequal(values, checks, end)
+        if shift and first + 1 < length and (values[first + 1],) != (checks[first + 1],):
+            # Two in a row differ: were some dropped (a sliding window), or replaced by one (a
+            # summary of them)? Then the rest line up again without them.
+            for at in (first, first + 1):
+                dropped = _dropped(values, checks, at)
+                if dropped:
+                    return _unchanged(values, _without(recent, at, dropped), shift=False)
+        same = map(operator.eq, zip(values[first:length]), zip(checks[first:length]))
+        todo = list(compress(range(first, length), map(operator.not_, same)))
+    elif end >= 0 and (values[end],) != (checks[end],):
+        todo = [end]  # the common case: the last conversation's last message replaced
+    if watched != frozen:  # a watched object changed in place (or one no longer sent)
+        changed = compress(watch_at, map(operator.not_, map(operator.eq, watched, frozen)))
+        todo = sorted(set(todo).union(i for i in changed if i < length))
+    return recent, todo
+
+
+def _first_unequal(values: list[Any], checks: list[Any], end: int) -> int:
+    """The first position before ``end`` where ``values`` and ``checks`` differ (they do), found by
+    halving: each comparison of slices runs in C and stops at its first difference."""
+    low, high = 0, end - 1
+    while low < high:
+        middle = (low + high) // 2
+        if values[low : middle + 1] == checks[low : middle + 1]:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+def _dropped(values: list[Any], checks: list[Any], at: int) -> int:
+    """How many messages of the last conversation were dropped at position ``at``: the distance to
+    the next one equal to ``values[at]`` whose follower is ``values[at + 1]`` too; 0 when none is."""
+    start = at + 1
+    while start < len(checks):
+        try:
+            found = checks.index(values[at], start)
+        except ValueError:
+            return 0
+        after = found + 1
+        if after >= len(checks) or at + 1 >= len(values) or (values[at + 1],) == (checks[after],):
+            return found - at
+        start = after
+    return 0
+
+
+def _without(recent: _Conversation, at: int, dropped: int) -> _Conversation:
+    """``recent`` without the ``dropped`` messages at position ``at`` (their watches too; the
+    watches after them moved up)."""
+    copies, roles, checks, watch_at, watched, frozen = recent
+    stop = at + dropped
+    kept = copies[:at] + copies[stop:]
+    low, high = bisect.bisect_left(watch_at, at), bisect.bisect_left(watch_at, stop)
+    return (
+        kept,
+        roles[:at] + roles[stop:],
+        kept if checks is copies else checks[:at] + checks[stop:],
+        watch_at[:low] + [index - dropped for index in watch_at[high:]],
+        watched[:low] + watched[high:],
+        frozen[:low] + frozen[high:],
+    )
 
 
 def _kept_watches(
