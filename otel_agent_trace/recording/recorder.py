@@ -7,7 +7,7 @@ import os
 import queue
 import threading
 import time
-from itertools import compress, repeat
+from itertools import compress
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from otel_agent_trace import session_format as fmt
 from otel_agent_trace._internal import sdk_compat, sink
 from otel_agent_trace._internal.guard import internal_error, never_raise, own_io, report_once
 from otel_agent_trace._internal.own_messages import OwnMessages
+from otel_agent_trace._internal.realign import dropped_at
 from otel_agent_trace.settings import TIER_CHECKPOINT, Settings, get_settings
 
 from .entries import dropped_counts as _dropped
@@ -801,7 +802,10 @@ class SessionRecorder:
             # Two in a row differ: were some dropped (a sliding window), or replaced by one (a
             # summary of them)? Then the rest line up again without them.
             for at in (prefix, prefix + 1):
-                dropped = _dropped_at(messages, copies, at, own)
+                try:
+                    dropped = dropped_at(messages, copies, at, identity=own)
+                except Exception:  # an odd object's comparison (not a message of ours)
+                    dropped = 0
                 if dropped:
                     stop = at + dropped
                     copies, known_ids = copies[:at] + copies[stop:], known_ids[:at] + known_ids[stop:]
@@ -1151,19 +1155,6 @@ def _same_positions(messages: list[Any], copies: list[Any], own: bool) -> list[b
         return list(map(operator.eq, messages[:length], copies[:length]))
     except Exception:  # an odd object's comparison (not a message of ours): none is as it was
         return [False] * length
-
-
-def _dropped_at(messages: list[Any], copies: list[Any], at: int, own: bool) -> int:
-    """How many of ``copies`` were dropped at ``at``: the distance to the next copy that is
-    ``messages[at]`` (or equal to it); 0 when none is."""
-    wanted = messages[at]
-    try:
-        if own:
-            hits = compress(range(at + 1, len(copies)), map(operator.is_, repeat(wanted), copies[at + 1 :]))
-            return next(hits, at) - at
-        return copies.index(wanted, at + 1) - at
-    except Exception:  # not there (ValueError), or an odd object's comparison
-        return 0
 
 
 # Lists of message ids shorter than this are written whole (a reference costs about as much as

@@ -11,7 +11,9 @@ from typing import Any
 import orjson
 
 from otel_agent_trace._internal.own_messages import OwnMessages
+from otel_agent_trace._internal.realign import dropped_at
 from otel_agent_trace.session_format.messages import text_of  # noqa: F401 (re-exported)
+from otel_agent_trace.session_format.views import common_prefix
 
 _SCALARS = (str, int, float, bool, type(None))
 _SCALAR_TYPES = frozenset(_SCALARS)
@@ -176,12 +178,12 @@ def _unchanged(
     todo: list[int] = []
     end = length - 1
     if end >= 0 and values[:end] != checks[:end]:
-        first = _first_unequal(values, checks, end)
+        first = common_prefix(values[:end], checks[:end])
         if shift and first + 1 < length and (values[first + 1],) != (checks[first + 1],):
             # Two in a row differ: were some dropped (a sliding window), or replaced by one (a
             # summary of them)? Then the rest line up again without them.
             for at in (first, first + 1):
-                dropped = _dropped(values, checks, at)
+                dropped = dropped_at(values, checks, at)
                 if dropped:
                     return _unchanged(values, _without(recent, at, dropped), shift=False)
         same = map(operator.eq, zip(values[first:length]), zip(checks[first:length]))
@@ -192,35 +194,6 @@ def _unchanged(
         changed = compress(watch_at, map(operator.not_, map(operator.eq, watched, frozen)))
         todo = sorted(set(todo).union(i for i in changed if i < length))
     return recent, todo
-
-
-def _first_unequal(values: list[Any], checks: list[Any], end: int) -> int:
-    """The first position before ``end`` where ``values`` and ``checks`` differ (they do), found by
-    halving: each comparison of slices runs in C and stops at its first difference."""
-    low, high = 0, end - 1
-    while low < high:
-        middle = (low + high) // 2
-        if values[low : middle + 1] == checks[low : middle + 1]:
-            low = middle + 1
-        else:
-            high = middle
-    return low
-
-
-def _dropped(values: list[Any], checks: list[Any], at: int) -> int:
-    """How many messages of the last conversation were dropped at position ``at``: the distance to
-    the next one equal to ``values[at]`` whose follower is ``values[at + 1]`` too; 0 when none is."""
-    start = at + 1
-    while start < len(checks):
-        try:
-            found = checks.index(values[at], start)
-        except ValueError:
-            return 0
-        after = found + 1
-        if after >= len(checks) or at + 1 >= len(values) or (values[at + 1],) == (checks[after],):
-            return found - at
-        start = after
-    return 0
 
 
 def _without(recent: _Conversation, at: int, dropped: int) -> _Conversation:
