@@ -34,12 +34,13 @@ import sys
 import tempfile
 import zipfile
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 CACHE = Path.home() / ".cache" / "otel-agent-trace" / "bench-zip"
 
-_GENERATE = """
-import json, os, random, sys
+_TURNS = """
+import json, os, random, sys, time
 import otel_agent_trace as oat
 target, directory, window = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 rng = random.Random(12)
@@ -49,8 +50,8 @@ words = [f"w{rng.randrange(16**6):x}" for _ in range(20000)]
 def lookup(query: str) -> str:
     return " ".join(rng.choices(words, k=60))
 
-history = []
-with oat.session("bench-zip", directory=directory) as s:
+def record(s):
+    history = []
     path = s.files[0]
     turn = 0
     while os.path.getsize(path) < target:
@@ -63,6 +64,14 @@ with oat.session("bench-zip", directory=directory) as s:
             history += [user, answer]
             turn += 1
         oat.snapshot(f"turn {turn}", messages=history[-window:], system_prompt="You are a bench agent.")
+    return path
+"""
+
+_GENERATE = (
+    _TURNS
+    + """
+with oat.session("bench-zip", directory=directory) as s:
+    path = record(s)
 w = s._recorder.tiers[0].writer  # what the writer knows of the file, as export_zip finds it at exit
 known = {k: getattr(w, k) for k in ("entries", "written", "failed", "partial")}
 known.update(snapshot_offsets=list(w.snapshot_offsets), snapshot_lines=list(w.snapshot_lines))
@@ -70,6 +79,24 @@ with open(str(path)[: -len(".jsonl")] + ".writer.json", "w") as out:
     json.dump(known, out)
 print(path)
 """
+)
+
+# --live: the session recorded and stopped as an agent's is (the ZIP written by stop(), with what
+# the code under test does while the session runs), both timed.
+_LIVE = (
+    _TURNS
+    + """
+s = oat.session("bench-zip", directory=directory).start()
+t, cpu = time.perf_counter(), time.process_time()
+path = record(s)
+recorded, recorded_cpu = time.perf_counter() - t, time.process_time() - cpu
+size = os.path.getsize(path)
+t, cpu = time.perf_counter(), time.process_time()
+zips = s.stop()
+print(json.dumps({"record_s": recorded, "record_cpu": recorded_cpu, "stop_s": time.perf_counter() - t,
+                  "stop_cpu": time.process_time() - cpu, "bytes": size, "zip": zips[0], "jsonl": str(path)}))
+"""
+)
 
 _EXPORT = """
 import json, sys, time, types
@@ -150,6 +177,84 @@ def _export(session: Path, pythonpath: Path, work: Path, known: str) -> tuple[fl
     return float(seconds), float(cpu), Path(path)
 
 
+def _live(size_mb: int, window: int, pythonpath: Path, work: Path) -> dict[str, Any]:
+    """A session of ``size_mb`` recorded and stopped in a fresh interpreter with the code at
+    ``pythonpath``: the recording's and the stop's wall and CPU seconds, its files."""
+    work.mkdir(parents=True)
+    env = dict(os.environ, PYTHONPATH=str(pythonpath), OTEL_SDK_DISABLED="false")
+    env.pop("AGENT_TRACE_ZIP", None)
+    out = subprocess.run(
+        [sys.executable, "-c", _LIVE, str(size_mb << 20), str(work), str(window)],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=work,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _live_main(args: argparse.Namespace) -> None:
+    """``--live``: stop() of a session being recorded, this tree against ``--against``."""
+    old = _old_tree(args.against)
+    runs: dict[str, list[dict[str, Any]]] = {"old": [], "new": []}
+    load_before = os.getloadavg()
+    with tempfile.TemporaryDirectory(prefix="bench-zip-live-") as tmp:
+        for r in range(args.rounds):
+            for label, pythonpath in (("old", old), ("new", REPO)):
+                run = _live(args.size_mb, args.window, pythonpath, Path(tmp) / f"{label}{r}")
+                with zipfile.ZipFile(run["zip"]) as zf:  # a whole ZIP, the session in it
+                    whole = zf.testzip() is None
+                    run["zip_ok"] = whole and zf.read("events.jsonl") == Path(run["jsonl"]).read_bytes()
+                for path in (run["zip"], run["jsonl"]):
+                    os.unlink(path)
+                runs[label].append(run)
+    load_after = os.getloadavg()
+    result: dict[str, Any] = {
+        "mode": "live",
+        "size_mb": args.size_mb,
+        "window": args.window,
+        "rounds": args.rounds,
+        "python": platform.python_version(),
+        "against": args.against,
+        "load_average": {"before": load_before, "after": load_after},
+    }
+    for label, rows in runs.items():
+        mb = statistics.median(r["bytes"] for r in rows) / 1e6
+        stop = [r["stop_s"] for r in rows]
+        result[label] = {
+            "session_mb": round(mb, 1),
+            "stop_seconds": round(statistics.median(stop), 3),
+            "stop_seconds_min_max": [round(min(stop), 3), round(max(stop), 3)],
+            "stop_mb_per_s": round(mb / statistics.median(stop), 1),
+            "stop_cpu_seconds": round(statistics.median(r["stop_cpu"] for r in rows), 3),
+            "record_seconds": round(statistics.median(r["record_s"] for r in rows), 2),
+            "record_cpu_seconds": round(statistics.median(r["record_cpu"] for r in rows), 2),
+            "zips_whole": all(r["zip_ok"] for r in rows),
+            "raw": rows,
+        }
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return
+    print(f"sessions of {args.size_mb} MB recorded and stopped, {args.rounds} rounds, window {args.window}")
+    head = f"{'code':<12}{'stop s':>9}{'MB/s':>9}{'stop CPU s':>11}{'record s':>10}{'record CPU s':>13}"
+    print(head + "  stop min-max")
+    for label in ("old", "new"):
+        row = result[label]
+        name = args.against if label == "old" else "this tree"
+        low, high = row["stop_seconds_min_max"]
+        print(
+            f"{name:<12}{row['stop_seconds']:>9.3f}{row['stop_mb_per_s']:>9.1f}{row['stop_cpu_seconds']:>11.3f}"
+            f"{row['record_seconds']:>10.2f}{row['record_cpu_seconds']:>13.2f}  {low:.3f}-{high:.3f}"
+        )
+    print(
+        "every ZIP whole (testzip) and holding the session:",
+        result["old"]["zips_whole"] and result["new"]["zips_whole"],
+    )
+    before, after = (" ".join(f"{x:.2f}" for x in load) for load in (load_before, load_after))
+    print(f"load average before / after: {before} / {after}")
+
+
 def _members(path: Path) -> list[dict[str, object]]:
     with zipfile.ZipFile(path) as zf:
         return [
@@ -178,8 +283,16 @@ def main() -> None:
         action="store_true",
         help="export without what the writer knew of the file (as for a child process's file)",
     )
+    parser.add_argument(
+        "--live",
+        action="store_true",
+        help="time stop() of a session being recorded (the ZIP as an agent's exit writes it)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if args.live:
+        _live_main(args)
+        return
 
     session = _session(args.size_mb, args.window)
     known = "" if args.scan else str(_known(session))

@@ -4,6 +4,10 @@ Only files ``list`` recognises as session files (by name *and* content) directly
 deleted, all the files of a session together; a session's age is that of its newest file, so a
 session still being written is never old. Symbolic links, FIFOs, directories and anything else
 are left alone, and nothing outside DIR is touched.
+
+A session ZIP's temporary file (``.<session>.zip.<pid>.<random>.tmp``: a big session's ZIP is
+copied while it runs) is left behind only when its process was killed (SIGKILL): it is deleted
+with its session, once it is older than DURATION too and its process is gone.
 """
 
 from __future__ import annotations
@@ -14,13 +18,17 @@ import re
 import stat
 import sys
 import time
+from pathlib import Path
 
+from otel_agent_trace import session_format as fmt
 from otel_agent_trace.offline import terminal as term
 
 from .listing import find_sessions, sessions_directory
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
+# A ZIP's temporary file (recording/archive.temporary): ".<ZIP name>.<pid>.<8 hex>.tmp"
+_TEMPORARY = re.compile(r"^\.(?P<zip>[^/]+)\.(?P<pid>[0-9]+)\.[0-9a-f]{8}\.tmp$")
 
 
 class Duration(float):
@@ -81,6 +89,59 @@ def run(args: argparse.Namespace) -> int:
                 print(f"otel-agent-trace: {term.clean(path)}: not deleted ({exc.strerror})", file=sys.stderr)
         if removed:
             print(f"{verb} {term.clean(group.session_id)}: {term.clean(', '.join(removed))}")
-    if not old:
+    young = {group.session_id for group in find_sessions(directory) if group.mtime >= cutoff}
+    leftovers = _leftovers(directory, cutoff, young)
+    for session_id, path in leftovers:
+        try:
+            if not args.dry_run:
+                os.unlink(path)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            failed += 1
+            print(f"otel-agent-trace: {term.clean(path)}: not deleted ({exc.strerror})", file=sys.stderr)
+            continue
+        print(f"{verb} {term.clean(session_id)}: {term.clean(path.name)} (a ZIP left unfinished)")
+    if not old and not leftovers:
         print(f"no sessions older than {term.clean(args.older_than.text)} in {term.clean(directory)}")
     return 1 if failed else 0
+
+
+def _leftovers(directory: Path, cutoff: float, young: set[str]) -> list[tuple[str, Path]]:
+    """The ZIP temporaries in ``directory`` older than ``cutoff`` whose session has no file
+    younger and whose process is not running: ``(session id, path)``."""
+    found = []
+    with os.scandir(directory) as it:
+        entries = sorted(it, key=lambda e: e.name)
+    for item in entries:
+        match = _TEMPORARY.match(item.name)
+        if match is None:
+            continue
+        name = match["zip"]
+        if not name.endswith(fmt.ZIP_SUFFIX):
+            continue
+        session_id = name[: -len(fmt.ZIP_SUFFIX)]
+        session_id = session_id.removesuffix(fmt.CHECKPOINT_SUFFIX)
+        try:
+            st = item.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISREG(st.st_mode) or st.st_mtime >= cutoff or session_id in young:
+            continue
+        if _running(int(match["pid"])):
+            continue
+        found.append((session_id, Path(item.path)))
+    return found
+
+
+def _running(pid: int) -> bool:
+    """Whether a process ``pid`` runs here (a temporary of a running session is never deleted)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True
+    return True

@@ -56,17 +56,37 @@ TIER_NOTES = {
 }
 
 
+def zip_name(session_id: str, tier: str) -> str:
+    """The file name of a tier's session ZIP."""
+    return session_id + (fmt.CHECKPOINT_SUFFIX if tier == "checkpoint" else "") + fmt.ZIP_SUFFIX
+
+
+def temporary(directory: Path, name: str) -> Path:
+    """A new temporary file's path for the ZIP ``name``, known to :func:`discard_unfinished`
+    before it exists (no moment when it exists and is not known)."""
+    tmp = directory / f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    _unfinished.add(tmp)
+    return tmp
+
+
 def export_zip(recorder: SessionRecorder, writer: TierWriter) -> Path:
     directory = writer.path.parent
     tier = writer.tier
-    name = recorder.session_id + (fmt.CHECKPOINT_SUFFIX if tier == "checkpoint" else "") + fmt.ZIP_SUFFIX
-    final = directory / name
+    final = directory / zip_name(recorder.session_id, tier)
     paths = fmt.child_files(directory, recorder.session_id, writer.path, tier)
-    local = recorder.env.localtime
-    stamp = local(recorder.stopped_ns / 1e9)  # the members' dates: when the session stopped
+    stamp = recorder.env.localtime(recorder.stopped_ns / 1e9)  # the members' dates: when it stopped
+    from .zip_ahead import take  # (loaded with this module's user, lifecycle.start_session)
+
+    ahead = take(writer)
     with own_io():
-        tmp = directory / f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-        _unfinished.add(tmp)  # before it exists: no moment when it exists and is not known
+        if ahead is not None:  # its events.jsonl copied while it ran: the rest of the ZIP now
+            try:
+                return _finish_ahead(recorder, writer, ahead, paths, stamp, final)
+            except (_Doubt, FileNotFoundError):  # the file is not as its writer says, or the
+                pass  # copy was removed (by hand): the files are copied and scanned again
+            finally:
+                ahead.close(remove=True)
+        tmp = temporary(directory, final.name)
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if tier == "checkpoint" else 0o644)
             with open(fd, "wb", closefd=True) as raw, zipfile.ZipFile(raw, "w") as zf:
@@ -77,15 +97,7 @@ def export_zip(recorder: SessionRecorder, writer: TierWriter) -> Path:
                         found = _snapshots(paths, reader, _Written.of(writer, writer.path))
                     finally:
                         reader.close()
-                metadata = _metadata(recorder, paths, stamp, tier, found.total, len(found.snapshots))
-                resume = _resume_state(found, tier)
-                for member_name, value in (
-                    (fmt.ZIP_SNAPSHOTS, found.snapshots),
-                    (fmt.ZIP_METADATA, metadata),
-                    (fmt.ZIP_RESUME, resume),
-                ):
-                    data = orjson.dumps(value, option=orjson.OPT_INDENT_2)
-                    zf.writestr(_member(member_name, stamp, max(size, len(data))), data)
+                _small_members(zf, recorder, paths, stamp, tier, found, size)
             os.link(tmp, final)  # fails rather than replace an existing file
         finally:
             try:
@@ -94,6 +106,59 @@ def export_zip(recorder: SessionRecorder, writer: TierWriter) -> Path:
                 pass
             _unfinished.discard(tmp)
     return final
+
+
+def _finish_ahead(
+    recorder: SessionRecorder,
+    writer: TierWriter,
+    ahead: Any,
+    paths: list[Path],
+    stamp: time.struct_time,
+    final: Path,
+) -> Path:
+    """The ZIP of a session whose ``events.jsonl`` was copied while it ran (``recording.zip_ahead``):
+    what is left of its own file and its child processes' files copied, its snapshot lines read
+    where its writer wrote them, the other members and the central directory written after."""
+    written = _Written.of(writer, writer.path)
+    if written is None or ahead.copied > written.written:
+        raise _Doubt
+    ahead.copy(written.written)
+    reader = _ReadAhead(paths[1:], ahead.write)
+    try:
+        found = _scan(paths, reader, written, None, _MappedScan(paths[0], written))
+    finally:
+        reader.close()
+    size = ahead.copied
+    info = ahead.finish(stamp)
+    with open(ahead.dst, "r+b", closefd=False) as raw:
+        raw.seek(ahead.end())
+        with zipfile.ZipFile(raw, "w") as zf:  # its central directory starts after the member
+            zf.filelist.append(info)
+            zf.NameToInfo[info.filename] = info
+            _small_members(zf, recorder, paths, stamp, writer.tier, found, size)
+    os.link(ahead.tmp, final)  # fails rather than replace an existing file
+    return final
+
+
+def _small_members(
+    zf: zipfile.ZipFile,
+    recorder: SessionRecorder,
+    paths: list[Path],
+    stamp: time.struct_time,
+    tier: str,
+    found: _Found,
+    size: int,
+) -> None:
+    """``snapshots.json``, ``metadata.json`` and ``resume.json`` (``size``: the session's)."""
+    metadata = _metadata(recorder, paths, stamp, tier, found.total, len(found.snapshots))
+    resume = _resume_state(found, tier)
+    for member_name, value in (
+        (fmt.ZIP_SNAPSHOTS, found.snapshots),
+        (fmt.ZIP_METADATA, metadata),
+        (fmt.ZIP_RESUME, resume),
+    ):
+        data = orjson.dumps(value, option=orjson.OPT_INDENT_2)
+        zf.writestr(_member(member_name, stamp, max(size, len(data))), data)
 
 
 def _metadata(
@@ -529,6 +594,35 @@ class _KnownScan(_Scan):
         return self.found.popleft()[1]
 
 
+class _MappedScan(_KnownScan):
+    """:class:`_KnownScan` without reading the file through: its root line and its snapshot lines
+    read where the writer wrote them, in the file mapped in memory (the rest of it was copied
+    while the session ran: ``recording.zip_ahead``). The same lines as ``_KnownScan`` gives, the
+    same doubts."""
+
+    def __init__(self, path: Path, written: _Written):
+        super().__init__(path, (), written)
+
+    def lines(self) -> Iterator[bytes]:
+        written = self._written
+        with open_regular(self.path) as stream, mmap.mmap(stream.fileno(), 0, prot=mmap.PROT_READ) as mm:
+            if len(mm) != written.written:
+                raise _Doubt
+            end = mm.find(b"\n", 0, _LONGEST)
+            yield mm[: end + 1] if end >= 0 else b"\n"  # (a root line too long: the reader's blank)
+            number = 0
+            for offset, line in zip(written.offsets, written.lines, strict=True):
+                if offset <= end or mm[offset - 1] != 10:
+                    raise _Doubt
+                stop = mm.find(b"\n", offset, offset + _LONGEST)
+                if stop < 0:
+                    continue  # too long: the reader drops it
+                self.found.append((number, line))
+                number += 1
+                yield mm[offset : stop + 1]
+        self.entries = written.entries
+
+
 def _messages_of_last(
     paths: list[Path], in_file: int, ids: list[str], written: _Written | None
 ) -> list[dict[str, Any]]:
@@ -625,8 +719,14 @@ class _Found(NamedTuple):
 
 
 def _scan(
-    paths: list[Path], reader: _ReadAhead, written: _Written | None, chunks: Iterator[bytes] | None
+    paths: list[Path],
+    reader: _ReadAhead,
+    written: _Written | None,
+    chunks: Iterator[bytes] | None,
+    first: _Scan | None = None,
 ) -> _Found:
+    """See :func:`_snapshots`. ``first``: the scan of ``paths[0]`` (then ``reader`` reads the
+    others only)."""
     known = written
     snapshots: list[dict[str, Any]] = []
     last: dict[str, Any] | None = None  # the last snapshot entry so far, and the file it is in
@@ -635,8 +735,10 @@ def _scan(
     previous = -1  # its entry number in the session
     offset = 0
     for in_file, path in enumerate(paths):
-        if written is not None and chunks is not None:
-            scan: _Scan = _KnownScan(path, chunks, written)
+        if first is not None and in_file == 0:
+            scan: _Scan = first
+        elif written is not None and chunks is not None:
+            scan = _KnownScan(path, chunks, written)
         else:
             scan = _Scan(path, reader.chunks())
         for number, entry in fmt.iter_lines(_Feed(scan.lines()), str(path), issues=[]):

@@ -50,7 +50,9 @@ def start_session(settings: Settings | None = None, **kwargs: Any) -> SessionRec
         # Loaded now, not at exit: after an unhandled KeyboardInterrupt, CPython exits with status
         # 1 instead of dying of SIGINT if an atexit callback runs exec() on a string (which an
         # import that defines a dataclass or a namedtuple does).
-        from . import archive  # noqa: F401
+        from . import archive, zip_ahead  # noqa: F401
+
+        zip_ahead.watch(recorder)  # a big session's ZIP is copied as it grows
     return recorder
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 
 from otel_agent_trace import session_format as fmt
-from otel_agent_trace._internal.guard import own_io, report_once
+from otel_agent_trace._internal.guard import internal_error, own_io, report_once
 
 _FAST = orjson.OPT_APPEND_NEWLINE  # what span entries need (str keys); fmt.dumps handles the rest
 _IDENTITY = tuple(sorted(fmt.SPAN_IDENTITY_ATTRIBUTES))  # (a fixed order: that of a null's key)
@@ -20,6 +20,7 @@ _NAMES = fmt.SPAN_NAMES_REMEMBERED
 _NONE: dict[str, Any] = {}  # no identity attributes (shared, never changed)
 _RECENT_SPANS = 8192  # ended spans whose entry ids we remember (late children still find them)
 _SEEN_MESSAGES = 100_000  # message hashes remembered for de-duplication
+_NEVER = 1 << 62  # no growth watched (a mark no file reaches)
 
 
 def _dumps(entry: dict[str, Any]) -> bytes:
@@ -108,6 +109,10 @@ class TierWriter:
         self.written = 0
         self.snapshot_offsets = array("q")
         self.snapshot_lines = array("q")
+        # ``on_growth``: once ``written`` reaches ``_grown_at``, ``_grown()`` is called (with the
+        # lock held) and returns the next mark (the ZIP's copy ahead: recording.zip_ahead).
+        self._grown_at = _NEVER
+        self._grown: Any = None
         first = b""
         if root is not None:
             self.root_id = f"{prefix}-0000"
@@ -299,7 +304,28 @@ class TierWriter:
             return False
         self.entries += count
         self.written += len(data)
+        if self.written >= self._grown_at:
+            self._on_grown()
         return True
+
+    def on_growth(self, at: int, callback: Any) -> None:
+        """Call ``callback()`` once ``written`` reaches ``at``, and again at each mark it returns
+        (``None``: no more). It runs on the writing thread with the lock held: it must be quick."""
+        with self._lock:
+            self._grown = callback
+            self._grown_at = _NEVER if callback is None else at
+            if self.written >= self._grown_at:
+                self._on_grown()
+
+    def _on_grown(self) -> None:
+        self._grown_at = _NEVER
+        try:
+            at = self._grown()
+        except Exception as exc:  # a bug of ours: never the agent's problem
+            internal_error("the session file's growth callback", exc)
+            return
+        if at is not None:
+            self._grown_at = at
 
     def _write_all(self, data: bytes, written: int) -> bool:
         """Finish a short write (full disk, a signal) and fsync if asked. No own_io() around the
@@ -342,6 +368,7 @@ class TierWriter:
         without the lock, which a thread that does not exist in the child may hold)."""
         fd, self._fd = self._fd, None
         self._lock = threading.RLock()
+        self._grown_at, self._grown = _NEVER, None
         if fd is not None:
             try:
                 os.close(fd)
