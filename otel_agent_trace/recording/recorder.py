@@ -19,6 +19,7 @@ from otel_agent_trace._internal import sdk_compat, sink
 from otel_agent_trace._internal.guard import internal_error, never_raise, own_io, report_once
 from otel_agent_trace._internal.own_messages import OwnMessages
 from otel_agent_trace._internal.realign import dropped_at
+from otel_agent_trace.session_format.references import reference as _reference
 from otel_agent_trace.settings import TIER_CHECKPOINT, Settings, get_settings
 
 from .entries import dropped_counts as _dropped
@@ -1157,37 +1158,16 @@ def _same_positions(messages: list[Any], copies: list[Any], own: bool) -> list[b
         return [False] * length
 
 
-# Lists of message ids shorter than this are written whole (a reference costs about as much as
-# three ids; short conversations stay plain lists).
-_MIN_REFERENCE = 8
-
-
 def _by_reference(
     snapshot: tuple[str, list[Any], dict[str, Any]] | None, ids: list[Any], same: int = 0
 ) -> Any:
-    """A list of message ids as written: ``{"base": <snapshot entry>, "keep": n, "add": [...]}``
-    (the first ``n`` ids of the file's latest snapshot, then ``add``) when that is shorter than
-    the list, so a growing conversation adds only its new ids to the file. ``same``: how many
-    leading ids are known to be the snapshot's (not compared again)."""
-    if snapshot is None or len(ids) < _MIN_REFERENCE:
+    """A list of message ids as written: by reference to the file's latest snapshot when that is
+    shorter (``session_format.references``: its first ``n`` ids, or runs of them, then what is
+    new), so a growing conversation, or one kept in a sliding window, adds only its new ids to the
+    file. ``same``: how many leading ids are known to be the snapshot's (not compared again)."""
+    if snapshot is None:
         return ids
-    base = snapshot[1]
-    keep = min(len(base), len(ids))
-    low = min(same, keep)
-    if ids[low:keep] != base[low:keep]:  # the longest common prefix, by halving (compares run in C)
-        high = keep - 1  # ids[:low] == base[:low]; ids[:high + 1] != base[:high + 1]
-        if low < high and ids[low] != base[low]:  # (the common case: the first one not known)
-            high = low
-        while low < high:
-            middle = (low + high + 1) // 2
-            if ids[low:middle] == base[low:middle]:
-                low = middle
-            else:
-                high = middle - 1
-        keep = low
-    if keep < _MIN_REFERENCE:
-        return ids
-    return {"base": snapshot[0], "keep": keep, "add": ids[keep:]}
+    return _reference(snapshot[0], snapshot[1], ids, same)
 
 
 def _free_child_tag(directory: Path, session_id: str, tag: str | None, settings: Settings) -> str | None:

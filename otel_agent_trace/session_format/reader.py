@@ -199,7 +199,7 @@ def _entries(
                     entry = _bad_line(raw, path, number, issues, strict, not ended, max_line)
                     if entry is None:
                         continue
-                if upgrade is not None:  # a 1.2 file read as 1.1 (see .upgrade)
+                if upgrade is not None:  # a 1.2 or 1.3 file read as 1.1 (see .upgrade)
                     if upgrade is _UNDECIDED:
                         upgrade = Upgrade(entry) if compact_version(entry) else None
                     elif not upgrade.step(entry):
@@ -264,7 +264,7 @@ def iter_lines(
     is false and ``issues`` is given, in which case it is skipped and reported. Blank lines are
     skipped; a byte-order mark before the first line is ignored.
 
-    A file of format 1.2 (told from its root entry) is read as 1.1 entries
+    A file of format 1.2 or 1.3 (told from its root entry) is read as 1.1 entries
     (:mod:`.upgrade`); older files and other formats' lines are yielded as they are.
     """
     return _entries(nullcontext((stream, path)), issues, strict, max_line, True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-FORMAT_VERSION = "1.2"
+FORMAT_VERSION = "1.3"
 FORMAT_NAME = "otel-agent-trace/session"
 
 # Layers, as in DevDuck's recorder.

@@ -1,4 +1,5 @@
-"""Reading format 1.2 files as 1.1 entries: what a 1.2 writer leaves out, put back as lines are read.
+"""Reading format 1.2 and 1.3 files as 1.1 entries: what their writer leaves out, put back as lines
+are read.
 
 A 1.2 file says once what 1.1 repeated on every line (``docs/session-format.md``, "1.2"); this
 module restores it, so every reader downstream sees the 1.1 shape. It keeps only what later lines
@@ -20,13 +21,15 @@ bounded by the spans running at once and one conversation, never by the file's l
 * A snapshot names the file's previous snapshot (``prev``) and leaves out the fields equal to
   it; a list of message ids (a snapshot's ``message_ids``, a span's ``input_message_ids`` /
   ``output_message_ids``) may be ``{"base": <snapshot entry id>, "keep": n, "add": [ids]}``: the
-  first ``n`` ids of the latest snapshot, then ``add``.
+  first ``n`` ids of the latest snapshot, then ``add``; in 1.3 ``keep`` may also be a list of
+  runs of that snapshot's ids and new ids (a sliding window: :mod:`.references`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from .references import resolve
 from .schema import (
     CONTENT_CARRIED,
     FORMAT_NAME,
@@ -75,7 +78,7 @@ def compact_version(entry: dict[str, Any]) -> bool:
 
 
 class Upgrade:
-    """The state of one 1.2 file being read: its session id, open spans, latest snapshot."""
+    """The state of one 1.2 (or later 1.x) file being read: its session id, open spans, latest snapshot."""
 
     __slots__ = ("defaults", "open", "snapshot", "content", "names", "_kinds")
 
@@ -106,7 +109,7 @@ class Upgrade:
     def step(self, entry: dict[str, Any]) -> bool:
         """Put back in ``entry`` (the file's next after its root) what 1.2 left out. A root entry
         (a child file's, in a ZIP's ``events.jsonl``) starts the state again, or, when its file
-        is not 1.2, ends the upgrade: ``False``, and that entry and the rest are read as they are."""
+        is not 1.2 or later, ends the upgrade: ``False``, and that entry and the rest are read as they are."""
         kind = entry.get("type")
         handler = self._kinds.get(kind)
         if handler is not None:
@@ -197,16 +200,14 @@ class Upgrade:
                 entry["span_id"] = span.get("span_id")
 
     def _ids(self, ref: dict[str, Any]) -> Any:
-        """A list of message ids written by reference to the latest snapshot (left as it is when
-        that is not the snapshot it names: the reader's checks then name the line)."""
+        """A list of message ids written by reference to the latest snapshot (:mod:`.references`);
+        left as it is when it does not resolve (it names another snapshot, a run is out of range,
+        …): the reader's checks then name the line."""
         snapshot = self.snapshot
-        keep, add = ref.get("keep"), ref.get("add")
-        if snapshot is None or ref.get("base") != snapshot.get("id") or type(keep) is not int:
+        if snapshot is None:
             return ref
-        base = snapshot.get("message_ids")
-        if type(base) is not list or type(add) is not list or not 0 <= keep <= len(base):
-            return ref
-        return base[:keep] + add
+        ids = resolve(ref, snapshot.get("id"), snapshot.get("message_ids"))
+        return ref if ids is None else ids
 
     def _snapshot(self, entry: dict[str, Any]) -> None:
         prev = self.snapshot

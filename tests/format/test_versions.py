@@ -1,6 +1,7 @@
 """Every version of the session format reads back: files written by 1.0 and 1.1 recorders (kept
-under fixtures/) read as they were written, and a 1.2 recording reads back to the same spans,
-snapshots and conversation as the same run recorded in 1.1."""
+under fixtures/) read as they were written, a recording now (1.3) reads back to the same spans,
+snapshots and conversation as the same run recorded in 1.1, and the 1.2 recording of that run
+(fixtures/v1_2, by the 1.2 recorder) reads back as the 1.3 one."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ HERE = Path(__file__).parent
 FIXTURES = HERE / "fixtures"
 ROOT = HERE.parents[1]
 GOLDEN_SESSION = "session-20231114-221320-0a0b0c0d"
-OLD_FILES = sorted(p for p in FIXTURES.glob("v1_*/*.jsonl"))
+OLD_FILES = sorted(p for v in ("v1_0", "v1_1") for p in (FIXTURES / v).glob("*.jsonl"))  # read as written
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
@@ -31,7 +32,9 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 def test_the_fixtures_hold_each_older_version():
     versions = {_lines(p)[0]["metadata"]["format_version"] for p in OLD_FILES}
     assert versions == {"1.0", "1.1"}
-    assert fmt.FORMAT_VERSION == "1.2"
+    v12 = {_lines(p)[0]["metadata"]["format_version"] for p in (FIXTURES / "v1_2").glob("*.jsonl")}
+    assert v12 == {"1.2"}
+    assert fmt.FORMAT_VERSION == "1.3"
 
 
 @pytest.mark.parametrize("path", OLD_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
@@ -58,7 +61,7 @@ def test_an_older_zip_reads_as_its_jsonl(version: str):
     ]
 
 
-# --- 1.2 against 1.1: the same information ---------------------------------------------------------
+# --- 1.3 and 1.2 against 1.1: the same information -------------------------------------------------
 
 
 def _record_golden(directory: Path, tier: str) -> Path:
@@ -105,16 +108,29 @@ def _what_it_says(path: Path) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("tier", ["trace", "checkpoint"])
-def test_a_12_recording_says_what_its_11_recording_says(tmp_path: Path, tier: str):
+def test_a_recording_now_says_what_its_11_and_12_recordings_say(tmp_path: Path, tier: str):
     suffix = ".checkpoint" if tier == "checkpoint" else ""
     new = _record_golden(tmp_path, tier)
     old = FIXTURES / "v1_1" / f"golden-conversation{suffix}.jsonl"
-    assert _lines(new)[0]["metadata"]["format_version"] == "1.2"
-    said_before, said_now = _what_it_says(old), _what_it_says(new)
+    v12 = FIXTURES / "v1_2" / f"golden-conversation{suffix}.jsonl"
+    assert _lines(new)[0]["metadata"]["format_version"] == fmt.FORMAT_VERSION == "1.3"
+    assert b'"keep":' in v12.read_bytes()  # its message ids by reference (1.2's form)
+    said_before, said_12, said_now = _what_it_says(old), _what_it_says(v12), _what_it_says(new)
     assert len(said_now["snapshots"]) == 7 and len(said_now["spans"]) == 15
     for key in said_before:
         assert said_now[key] == said_before[key], key
+        assert said_12[key] == said_before[key], key
     assert new.stat().st_size < 0.85 * old.stat().st_size
+    # A growing conversation is written as 1.2 wrote it: the same bytes but for the version.
+    as_13 = v12.read_bytes().replace(b'"format_version":"1.2"', b'"format_version":"1.3"', 1)
+    assert new.read_bytes() == as_13
+
+
+def test_a_12_zip_reads_as_its_jsonl():
+    from_zip = load_session(FIXTURES / "v1_2" / "golden-conversation.zip")
+    from_jsonl = load_session(FIXTURES / "v1_2" / "golden-conversation.jsonl")
+    assert [e.data for e in from_zip.events] == [e.data for e in from_jsonl.events]
+    assert from_zip.snapshots == from_jsonl.snapshots and len(from_zip.snapshots) == 7
 
 
 def test_a_zip_of_a_parent_and_child_files_upgrades_each_file_on_its_own(tmp_path: Path):
@@ -157,21 +173,24 @@ def test_snapshots_grow_by_what_is_new_not_by_the_conversation(recording: oat.Se
 
 
 def test_a_conversation_that_changes_course_is_written_whole(recording: oat.Session):
-    """A list of message ids that does not continue the previous snapshot's is written as it is."""
+    """A list of message ids that holds no long enough run of the previous snapshot's is written as
+    it is; one that is the end of the previous snapshot's is a run of it (1.3)."""
     first = [{"role": "user", "content": f"m{i}"} for i in range(12)]
     second = [{"role": "user", "content": f"other {i}"} for i in range(12)]
-    oat.snapshot("a", messages=first)
-    oat.snapshot("b", messages=first[:10] + second)
-    oat.snapshot("c", messages=second)
+    third = [{"role": "user", "content": f"third {i}"} for i in range(12)]
+    conversations = (first, first[:10] + second, second, third)
+    for name, messages in zip("abcd", conversations, strict=True):
+        oat.snapshot(name, messages=messages)
     path = recording.files[0]
     recording.stop()
     raw = [e for e in _lines(path) if e["type"] == fmt.SNAPSHOT]
     assert isinstance(raw[0]["message_ids"], list)
     assert raw[1]["message_ids"]["keep"] == 10 and len(raw[1]["message_ids"]["add"]) == 12
-    assert isinstance(raw[2]["message_ids"], list)  # nothing in common with the one before
+    assert raw[2]["message_ids"]["keep"] == [[10, 22]] and raw[2]["message_ids"]["add"] == []
+    assert isinstance(raw[3]["message_ids"], list)  # nothing in common with the one before
     snapshots = load_session(path).snapshots
     assert [[m["content_sha256"] for m in s["agent_messages"]] for s in snapshots] == [
-        [fmt.content_sha256(m["content"]) for m in ms] for ms in (first, first[:10] + second, second)
+        [fmt.content_sha256(m["content"]) for m in ms] for ms in conversations
     ]
 
 

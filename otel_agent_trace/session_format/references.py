@@ -1,0 +1,147 @@
+"""Lists of message ids written by reference to the file's latest snapshot (formats 1.2 and 1.3).
+
+A snapshot's ``message_ids`` and a ``span.end``'s ``input_message_ids`` / ``output_message_ids``
+may be written as ``{"base": <the file's latest snapshot entry id>, "keep": ..., "add": [ids]}``:
+
+* ``"keep": n`` (1.2): the base snapshot's first ``n`` ids, then ``add``. A growing conversation
+  writes only its new ids.
+* ``"keep": [piece, ...]`` (1.3): each piece in turn, then ``add``. A piece is ``[start, stop]``
+  (the base's ids ``start`` to ``stop``, a slice: ``0 <= start < stop <= len(base)``, each run
+  starting at or after the end of the one before) or a string (one id that is not in the base
+  there: a summary in place of dropped turns, a message put in the middle). A sliding window —
+  the system prompt kept, the oldest turns dropped after it, new ones appended — is
+  ``{"keep": [[0, 1], [5, 400]], "add": [the new ids]}``: what is new, not the window.
+
+The writer (:func:`reference`) runs on the recorder's hot path, once per snapshot and model call:
+every comparison of ids runs in C (slice comparisons, ``list.index``, a set's membership by
+``map``); Python loops only per piece, at most :data:`MAX_PIECES` of them. The reader
+(:func:`resolve`) refuses a reference that does not resolve exactly (``None``), and the file's
+line is then reported as a bad one (``docs/session-format.md``, "Reading rules").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Lists of message ids shorter than this are written whole, and a reference is written only when
+# it saves at least this many ids (a reference's own keys cost about as much as three ids; short
+# conversations stay plain lists).
+MIN_REFERENCE = 8
+# Pieces (runs of the base and ids in between) a reference holds at most: past them, the rest of
+# the list is written in ``add`` (a conversation that moved its messages about).
+MAX_PIECES = 32
+
+
+def reference(base_id: str, base: list[Any], ids: list[Any], same: int = 0) -> Any:
+    """``ids`` as written in a file whose latest snapshot is ``base_id`` with the ids ``base``: by
+    reference when that saves at least :data:`MIN_REFERENCE` ids, else the list itself. The
+    leading run alone is the 1.2 form (``"keep": n``, byte for byte as 1.2 wrote it); runs of the
+    base further on, or ids new in the middle, the 1.3 form, when they save more. ``same``: how
+    many leading ids are known to be the base's (not compared again)."""
+    count = len(ids)
+    if count < MIN_REFERENCE:
+        return ids
+    length = len(base)
+    keep = _common_prefix(ids, 0, base, 0, min(length, count), same)
+    if keep < length and keep < count:  # the base goes on, and so does the list: other runs?
+        pieces = _pieces(base, ids, keep)
+        if pieces is not None:
+            return {"base": base_id, "keep": pieces[0], "add": ids[pieces[1] :]}
+    if keep < MIN_REFERENCE:
+        return ids
+    return {"base": base_id, "keep": keep, "add": ids[keep:]}
+
+
+def _common_prefix(ids: list[Any], at: int, base: list[Any], start: int, length: int, known: int = 0) -> int:
+    """How many ids from ``ids[at]`` and ``base[start]`` on are equal, at most ``length`` (the
+    first ``known`` known to be): by halving on slices, each comparison in C (an id is taken as
+    equal to itself without comparing it)."""
+    low = min(known, length)
+    if ids[at + low : at + length] == base[start + low : start + length]:
+        return length
+    high = length - 1  # ids[at:at + low] is the base's; ids[at:at + high + 1] is not
+    if low < high and ids[at + low] != base[start + low]:  # (the common case: the first one not known)
+        high = low
+    while low < high:
+        middle = (low + high + 1) // 2
+        if ids[at + low : at + middle] == base[start + low : start + middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+_STR = frozenset({str})
+
+
+def _pieces(base: list[Any], ids: list[Any], keep: int) -> tuple[list[Any], int] | None:
+    """The 1.3 ``keep`` of ``ids`` against ``base`` (they share the first ``keep`` ids, and the
+    next differs) and where ``add`` starts; ``None`` when it saves no more than the 1.2 form.
+
+    Runs are found left to right: the next id is looked for in the base after the last run
+    (``list.index``), and the run from there is as long as the two lists agree. An id not found
+    there is new: it and the ids after it that the rest of the base does not hold (a set's
+    membership, mapped in C once) are pieces of their own, unless no id after them is in the
+    base (then they are ``add``). A repeated id may start a run at its first occurrence where a
+    later one would have been longer: the reference is still exact, one piece longer."""
+    count, length = len(ids), len(base)
+    pieces: list[Any] = [[0, keep]] if keep else []
+    kept, runs = keep, len(pieces)
+    at, start = keep, keep  # the next id of ``ids``; where the base goes on
+    marks: list[bool] | None = None  # marks[i]: ids[i] is in the base after the first difference
+    while at < count and start < length and len(pieces) < MAX_PIECES:
+        try:
+            found = base.index(ids[at], start)
+        except ValueError:
+            if marks is None:
+                rest = set(base[start:])
+                marks = list(map(rest.__contains__, ids))
+            try:
+                stop = marks.index(True, at + 1)
+            except ValueError:
+                break  # no id after it is in the base: the rest is new (``add``)
+            new = ids[at:stop]
+            if not set(map(type, new)) <= _STR:  # (an id that is not a string: written whole)
+                break
+            pieces += new
+            at = stop
+            continue
+        run = _common_prefix(ids, at, base, found, min(count - at, length - found))
+        pieces.append([found, found + run])
+        kept += run
+        runs += 1
+        at, start = at + run, found + run
+    # Each run costs about an id ("[12,345]," against "0a0b0c0d-0345",): it saves its ids but one.
+    if kept - runs <= max(MIN_REFERENCE - 1, keep):  # (no better than the leading run alone)
+        return None
+    return pieces, at
+
+
+def resolve(ref: dict[str, Any], base_id: Any, base: Any) -> list[Any] | None:
+    """The list of ids a reference stands for, against the file's latest snapshot (entry id
+    ``base_id``, its ids ``base``); ``None`` when it names another base or does not resolve
+    exactly (``keep`` out of range, a run not a pair of increasing ints within the base, a run
+    starting before the end of the one before, ``add`` not a list)."""
+    keep, add = ref.get("keep"), ref.get("add")
+    if ref.get("base") != base_id or base_id is None or type(base) is not list or type(add) is not list:
+        return None
+    if type(keep) is int:
+        return base[:keep] + add if 0 <= keep <= len(base) else None
+    if type(keep) is not list:
+        return None
+    out: list[Any] = []
+    end = 0  # where the last run ended
+    length = len(base)
+    for piece in keep:
+        if type(piece) is str:
+            out.append(piece)
+            continue
+        if type(piece) is not list or len(piece) != 2:
+            return None
+        start, stop = piece
+        if type(start) is not int or type(stop) is not int or not end <= start < stop <= length:
+            return None
+        out += base[start:stop]
+        end = stop
+    out += add
+    return out
