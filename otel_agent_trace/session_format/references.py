@@ -42,7 +42,12 @@ def reference(base_id: str, base: list[Any], ids: list[Any], same: int = 0) -> A
     if count < MIN_REFERENCE:
         return ids
     length = len(base)
-    keep = _common_prefix(ids, 0, base, 0, min(length, count), same)
+    keep = min(length, count)
+    low = min(same, keep)
+    if low < keep and ids[low] != base[low]:  # (a window: the first one not known differs)
+        keep = low
+    elif ids[low:keep] != base[low:keep]:  # (compared in C: an id is equal to itself at once)
+        keep = _common_run(ids, 0, base, 0, low + 1, keep)
     if keep < length and keep < count:  # the base goes on, and so does the list: other runs?
         pieces = _pieces(base, ids, keep)
         if pieces is not None:
@@ -52,16 +57,11 @@ def reference(base_id: str, base: list[Any], ids: list[Any], same: int = 0) -> A
     return {"base": base_id, "keep": keep, "add": ids[keep:]}
 
 
-def _common_prefix(ids: list[Any], at: int, base: list[Any], start: int, length: int, known: int = 0) -> int:
-    """How many ids from ``ids[at]`` and ``base[start]`` on are equal, at most ``length`` (the
-    first ``known`` known to be): by halving on slices, each comparison in C (an id is taken as
-    equal to itself without comparing it)."""
-    low = min(known, length)
-    if ids[at + low : at + length] == base[start + low : start + length]:
-        return length
-    high = length - 1  # ids[at:at + low] is the base's; ids[at:at + high + 1] is not
-    if low < high and ids[at + low] != base[start + low]:  # (the common case: the first one not known)
-        high = low
+def _common_run(ids: list[Any], at: int, base: list[Any], start: int, low: int, high: int) -> int:
+    """How many ids from ``ids[at]`` and ``base[start]`` on are equal, known to be at least
+    ``low`` and less than ``high`` (they differ within the first ``high``): by halving on slices,
+    each comparison in C."""
+    high -= 1  # ids[at:at + low] is the base's; ids[at:at + high + 1] is not
     while low < high:
         middle = (low + high + 1) // 2
         if ids[at + low : at + middle] == base[start + low : start + middle]:
@@ -106,7 +106,9 @@ def _pieces(base: list[Any], ids: list[Any], keep: int) -> tuple[list[Any], int]
             pieces += new
             at = stop
             continue
-        run = _common_prefix(ids, at, base, found, min(count - at, length - found))
+        run = min(count - at, length - found)  # (ids[at] is base[found])
+        if ids[at : at + run] != base[found : found + run]:
+            run = _common_run(ids, at, base, found, 1, run)
         pieces.append([found, found + run])
         kept += run
         runs += 1
