@@ -10,6 +10,11 @@ The child reads the session file's size around every call (after writing what is
     python benchmarks/bench_session_bytes.py                  # trace tier; 10/100/400 calls
     python benchmarks/bench_session_bytes.py --tier both --content
     python benchmarks/bench_session_bytes.py --pythonpath /tmp/base-tree   # another checkout's code
+    python benchmarks/bench_session_bytes.py --window 400 --turns 300      # a sliding window
+
+With ``--window N`` the conversation is kept in a sliding window, as Strands'
+``SlidingWindowConversationManager`` or LangChain's ``trim_messages`` keep one: the system prompt,
+then the latest N messages (the oldest dropped from position 1 as each turn adds two).
 
 Bytes per call are the mean over the first ``--short`` calls (a short conversation) of the file's
 growth across a model call (everything it writes: its start, the ``POST`` under it, new messages,
@@ -41,6 +46,7 @@ from tests.fakes.llm_server import FakeLLMServer
 turns, marks, short = int(sys.argv[1]), set(json.loads(sys.argv[2])), int(sys.argv[3])
 fixed = sys.argv[4] == "fixed"  # the same request every call (the conversation does not grow)
 latency = float(sys.argv[5]) / 1000  # the model's time to answer, in seconds
+window = int(sys.argv[6])  # keep the system prompt and the latest ``window`` messages (0: all)
 directory = Path(os.environ["AGENT_TRACE_DIR"])
 
 
@@ -87,6 +93,8 @@ for turn in range(1, turns + 1):
     if not fixed:
         messages.append({"role": "assistant", "content": None, "tool_calls": [call.model_dump()]})
         messages.append({"role": "tool", "tool_call_id": call.id, "content": result + " " + "r" * 150})
+        if window and len(messages) - 1 > window:
+            del messages[1 : len(messages) - window]
     if turn in marks:
         sizes[turn] = size()
 server.stop()
@@ -95,6 +103,8 @@ print(json.dumps({
     "tool_call_bytes": sum(tool_bytes[:short]) / min(short, len(tool_bytes)),
     "model_call_bytes_all": sum(model_bytes) / len(model_bytes),
     "model_call_bytes_last": model_bytes[-1],
+    "model_call_bytes_tail": sum(model_bytes[-short:]) / min(short, len(model_bytes)),
+    "messages_last": len(messages),
     "file_bytes": sizes,
 }))
 """
@@ -109,6 +119,7 @@ def run(
     pythonpath: str,
     fixed: bool,
     latency_ms: float = 0,
+    window: int = 0,
 ) -> dict:
     with tempfile.TemporaryDirectory(prefix="bench-bytes-") as tmp:
         env = {
@@ -138,6 +149,7 @@ def run(
                 str(short),
                 "fixed" if fixed else "grows",
                 str(latency_ms),
+                str(window),
             ],
             cwd=tmp,
             env=env,
@@ -163,6 +175,9 @@ def main() -> None:
         "--fixed", action="store_true", help="the same request every call (no growing conversation)"
     )
     parser.add_argument("--latency-ms", type=float, default=0, help="the model's time to answer (0: at once)")
+    parser.add_argument(
+        "--window", type=int, default=0, help="keep the system prompt and the latest N messages (0: all)"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     marks = [n for n in (10, 100, 400) if n <= args.turns]
@@ -175,6 +190,7 @@ def main() -> None:
         args.pythonpath,
         args.fixed,
         args.latency_ms,
+        args.window,
     )
     if args.json:
         print(json.dumps(result))
@@ -184,6 +200,7 @@ def main() -> None:
         + (", content on" if args.content else "")
         + (", the same request every call" if args.fixed else ", a growing conversation")
         + (f", the model answers in {args.latency_ms:g} ms" if args.latency_ms else "")
+        + (f", kept in a window of {args.window} messages" if args.window else "")
         + f", code {args.pythonpath}"
     )
     print(label)
@@ -191,6 +208,8 @@ def main() -> None:
     print(f"  bytes per tool call (first {args.short}):  {result['tool_call_bytes']:,.0f}")
     print(f"  bytes per model call (all {args.turns}):   {result['model_call_bytes_all']:,.0f}")
     print(f"  bytes of model call {args.turns}:        {result['model_call_bytes_last']:,}")
+    print(f"  bytes per model call (last {args.short}):  {result['model_call_bytes_tail']:,.0f}")
+    print(f"  messages in the conversation at the end: {result['messages_last']:,}")
     for turn, size in result["file_bytes"].items():
         print(f"  file after {turn:>4} turns: {size:>12,} bytes ({size / int(turn):,.0f} per turn)")
 

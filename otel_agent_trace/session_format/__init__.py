@@ -1,7 +1,8 @@
 """The session file format, owned here and nowhere else: entry types and fields (``schema``), ids
 and content hashes (``ids``), serialization (``codec``), the streaming reader of JSONL, ZIP and
-child-process files (``reader``), the snapshot and message views (``views``) and message
-normalisation from each SDK's shape (``messages``).
+child-process files (``reader``), the snapshot and message views (``views``), lists of message
+ids by reference (``references``: written by the recorder, resolved by ``upgrade`` as a file is
+read) and message normalisation from each SDK's shape (``messages``).
 
 The recorder (:mod:`otel_agent_trace.recording`), the ZIP writer and every reader
 (:mod:`otel_agent_trace.offline`) go through it. It imports no OpenTelemetry and no capture code.
