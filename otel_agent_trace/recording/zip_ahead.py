@@ -216,10 +216,13 @@ def _refuse(writer: TierWriter) -> None:
 def take(writer: TierWriter) -> ZipAhead | None:
     """For the export at stop: the writer's copy, if one was made (the thread copies no more of
     it; the caller finishes or closes it), else ``None``."""
-    with _lock:
-        _refused.add(writer)
-        _names.pop(writer, None)
-        ahead = _aheads.pop(writer, None)
+    try:
+        with _lock:
+            _refused.add(writer)
+            _names.pop(writer, None)
+            ahead = _aheads.pop(writer, None)
+    except TypeError:  # not a writer of ours (one that knows only its file's path): never copied
+        return None
     if ahead is None:
         return None
     with ahead.lock:  # a chunk being copied is finished first
