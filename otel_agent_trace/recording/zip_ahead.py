@@ -138,6 +138,8 @@ _running = [False]  # the copying thread started
 
 def watch(recorder: SessionRecorder) -> None:
     """Copy each of ``recorder``'s files into its ZIP as it grows past ``START``."""
+    if not hasattr(os, "pwrite"):  # (Windows: the export copies everything at stop)
+        return
     for tier in recorder.tiers:
         writer = tier.writer
         name = archive.zip_name(recorder.session_id, writer.tier)
