@@ -337,7 +337,7 @@ def test_a_window_of_runs_is_found_in_c_not_per_id():
     finally:
         sys.settrace(None)
     assert written == {"base": "b", "keep": [[0, 1], [3, 10_001]], "add": ["0a0b0c0d-x", "0a0b0c0d-y"]}
-    assert 0 < lines < 100
+    assert 0 < lines < 200  # (a loop per id would run 10,000 times)
 
 
 def test_a_conversation_that_moved_everything_is_written_whole():
