@@ -688,7 +688,7 @@ def _view(line: bytes) -> tuple[str, dict[str, Any]] | None:
 
 
 def _snapshots(paths: list[Path], reader: _ReadAhead, written: _Written | None = None) -> _Found:
-    """``snapshots.json``'s snapshots (format 2: :func:`fmt.snapshot_reference_view`), the snapshot
+    """``snapshots.json``'s snapshots (format 3: :func:`fmt.snapshot_reference_view`), the snapshot
     entries, the session's entry count and the last snapshot's messages, from the scanned lines
     only (the chunks of ``paths`` given by ``reader``). ``written``: what the writer of
     ``paths[0]`` knows of it (its lines are then neither counted nor searched); if the file is not

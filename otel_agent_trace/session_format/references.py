@@ -12,6 +12,9 @@ may be written as ``{"base": <the file's latest snapshot entry id>, "keep": ...,
   the system prompt kept, the oldest turns dropped after it, new ones appended — is
   ``{"keep": [[0, 1], [5, 400]], "add": [the new ids]}``: what is new, not the window.
 
+The ZIP's ``snapshots.json`` keeps each snapshot's ids against the snapshot before it the same
+way, without ``base`` (:func:`keep_of`, :func:`expand`; its format 3).
+
 The writer (:func:`reference`) runs on the recorder's hot path, once per snapshot and model call:
 every comparison of ids runs in C (slice comparisons, ``list.index``, a set's membership by
 ``map``); Python loops only per piece, at most :data:`MAX_PIECES` of them. The reader
@@ -42,9 +45,20 @@ def reference(base_id: str, base: list[Any], ids: list[Any], same: int = 0) -> A
     leading run alone is the 1.2 form (``"keep": n``, byte for byte as 1.2 wrote it); runs of the
     base further on, or ids new in the middle, the 1.3 form, when they save more. ``same``: how
     many leading ids are known to be the base's (not compared again)."""
+    found = keep_of(base, ids, same)
+    if found is None:
+        return ids
+    return {"base": base_id, "keep": found[0], "add": ids[found[1] :]}
+
+
+def keep_of(base: list[Any], ids: list[Any], same: int = 0) -> tuple[Any, int] | None:
+    """The ``keep`` of ``ids`` against ``base`` (an int, the leading run; or a list of pieces) and
+    where ``add`` starts in ``ids``; ``None`` when the list is better written whole. The session
+    file's references (:func:`reference`) and the ZIP's ``snapshots.json`` (against the snapshot
+    before, ``session_format.views``) both keep their ids by it."""
     count = len(ids)
     if count < MIN_REFERENCE:
-        return ids
+        return None
     length = len(base)
     keep = min(length, count)
     low = min(same, keep)
@@ -61,10 +75,10 @@ def reference(base_id: str, base: list[Any], ids: list[Any], same: int = 0) -> A
     ):
         pieces = _pieces(base, ids, keep)
         if pieces is not None:
-            return {"base": base_id, "keep": pieces[0], "add": ids[pieces[1] :]}
+            return pieces
     if keep < MIN_REFERENCE:
-        return ids
-    return {"base": base_id, "keep": keep, "add": ids[keep:]}
+        return None
+    return keep, keep
 
 
 # Ids looked at one by one from the end of a run's most possible extent (see _run).
@@ -142,10 +156,18 @@ def _pieces(base: list[Any], ids: list[Any], keep: int) -> tuple[list[Any], int]
 def resolve(ref: dict[str, Any], base_id: Any, base: Any) -> list[Any] | None:
     """The list of ids a reference stands for, against the file's latest snapshot (entry id
     ``base_id``, its ids ``base``); ``None`` when it names another base or does not resolve
-    exactly (``keep`` out of range, a run not a pair of increasing ints within the base, a run
-    starting before the end of the one before, ``add`` not a list)."""
-    keep, add = ref.get("keep"), ref.get("add")
-    if ref.get("base") != base_id or base_id is None or type(base) is not list or type(add) is not list:
+    exactly (see :func:`expand`)."""
+    if ref.get("base") != base_id or base_id is None:
+        return None
+    return expand(ref.get("keep"), ref.get("add"), base)
+
+
+def expand(keep: Any, add: Any, base: Any) -> list[Any] | None:
+    """The ids ``keep`` and ``add`` stand for against the ids ``base`` (see the module's
+    docstring); ``None`` when they do not resolve exactly: ``base`` or ``add`` not a list,
+    ``keep`` out of range, a run not a pair of increasing ints within the base, a run starting
+    before the end of the one before."""
+    if type(base) is not list or type(add) is not list:
         return None
     if type(keep) is int:
         return base[:keep] + add if 0 <= keep <= len(base) else None

@@ -83,8 +83,10 @@ ZIP_MEMBERS = (ZIP_EVENTS, ZIP_SNAPSHOTS, ZIP_METADATA, ZIP_RESUME)
 # The shape of the ZIP's snapshots.json, in metadata.json's ``snapshots_format``: 1 (absent: ZIPs
 # before it) each snapshot's messages whole (``agent_messages``, DevDuck's shape: the member grows
 # with snapshots × messages); 2 their entry ids by reference to the snapshot before
-# (``agent_message_ids``: the member grows with the session), the messages in events.jsonl.
-ZIP_SNAPSHOTS_FORMAT = 2
+# (``agent_message_ids``: the member grows with the session), the messages in events.jsonl; 3 as 2,
+# and a reference may keep runs of the snapshot before (a sliding window: what is new, not the
+# window), as the session file's 1.3 references do (``references``).
+ZIP_SNAPSHOTS_FORMAT = 3
 
 # Keys of DevDuck's snapshots.json objects, in its order (the ZIP keeps exactly these).
 DEVDUCK_SNAPSHOT_KEYS = (

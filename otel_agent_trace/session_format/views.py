@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from .references import expand, keep_of
 from .schema import MESSAGE, SNAPSHOT
 
 # Entry fields that are bookkeeping, not part of the message itself.
@@ -79,34 +80,31 @@ def snapshot_view(
     return _devduck_keys(entry, events_since_last, len(ids), "agent_messages", agent_messages)
 
 
-# A list of message ids shorter than this is written whole in a reference view (a reference costs
-# about as much as three ids).
-_MIN_REFERENCE = 8
-
-
 def snapshot_reference_view(
     entry: Mapping[str, Any], events_since_last: int, previous_ids: list[str] | None
 ) -> tuple[dict[str, Any], list[str]]:
-    """One ``snapshot`` entry as the ZIP's ``snapshots.json`` (format 2) holds it: DevDuck's keys,
+    """One ``snapshot`` entry as the ZIP's ``snapshots.json`` (format 3) holds it: DevDuck's keys,
     with ``agent_message_ids`` in place of ``agent_messages`` — the entry ids of its messages
-    (``message`` entries of ``events.jsonl``), as a list, or as ``{"keep": n, "add": [...]}``: the
-    first ``n`` ids of the snapshot before it in the list, then ``add``. So the member grows with
-    the session, not with snapshots × messages. Returns the view and its ids (the next one's
-    ``previous_ids``)."""
+    (``message`` entries of ``events.jsonl``), as a list, or by reference to the snapshot before
+    it in the list, as the session file keeps them (``references.keep_of``): ``{"keep": n, "add":
+    [...]}``, its first ``n`` ids then ``add`` (format 2), or ``{"keep": [piece, ...], "add":
+    [...]}``, runs of its ids and ids new between them, then ``add`` (format 3: a sliding window).
+    So the member grows with the session, not with snapshots × messages. Returns the view and its
+    ids (the next one's ``previous_ids``)."""
     ids = _message_ids(entry)
     shown: Any = ids
-    if previous_ids and len(ids) >= _MIN_REFERENCE:
-        keep = common_prefix(ids, previous_ids)
-        if keep >= _MIN_REFERENCE // 2:
-            shown = {"keep": keep, "add": ids[keep:]}
+    if previous_ids:
+        found = keep_of(previous_ids, ids)
+        if found is not None:
+            shown = {"keep": found[0], "add": ids[found[1] :]}
     return _devduck_keys(entry, events_since_last, len(ids), "agent_message_ids", shown), ids
 
 
 def resolve_snapshots(
     snapshots: list[Mapping[str, Any]], messages: Mapping[str, Mapping[str, Any]]
 ) -> list[dict[str, Any]]:
-    """``snapshots.json`` (either format) in DevDuck's shape, each snapshot's messages whole:
-    format 2's ``agent_message_ids`` expanded and resolved from ``messages`` (entry id → message
+    """``snapshots.json`` (any format) in DevDuck's shape, each snapshot's messages whole:
+    formats 2 and 3's ``agent_message_ids`` expanded and resolved from ``messages`` (entry id → message
     entry, as :func:`build_snapshots` keeps them); a format-1 snapshot as it is. One view per id,
     shared by the snapshots that name it."""
     out: list[dict[str, Any]] = []
@@ -118,9 +116,7 @@ def resolve_snapshots(
             continue
         ids = snapshot["agent_message_ids"]
         if isinstance(ids, dict):
-            keep, add = ids.get("keep"), ids.get("add")
-            ok = type(keep) is int and 0 <= keep <= len(previous) and isinstance(add, list)
-            ids = previous[:keep] + add if ok else []
+            ids = expand(ids.get("keep"), ids.get("add"), previous) or []
         ids = [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
         previous = ids
         resolved = _views_of(ids, messages, views)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -235,3 +236,15 @@ def test_a_model_calls_system_prompt_and_tools_are_written_once_while_they_stay(
     assert [s.content["system_instructions"]["sha256"] for s in spans] == [
         fmt.content_sha256(s) for s in systems
     ]
+
+
+def test_a_12_zips_snapshots_json_of_format_2_still_resolves():
+    """A ZIP of format 1.2 has ``snapshots.json`` format 2 (a leading run kept as ``"keep": n``):
+    ``resolve_snapshots`` reads it as it did, to the snapshots the loader builds."""
+    path = FIXTURES / "v1_2" / "golden-conversation.zip"
+    with zipfile.ZipFile(path) as zf:
+        assert orjson.loads(zf.read("metadata.json"))["snapshots_format"] == 2
+        snapshots = orjson.loads(zf.read("snapshots.json"))
+    loaded = load_session(path)
+    messages = {e.id: e.data for e in loaded.events if e.data.get("type") == "message"}
+    assert fmt.resolve_snapshots(snapshots, messages) == loaded.snapshots

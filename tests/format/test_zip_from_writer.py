@@ -45,7 +45,7 @@ def _export(recorder: Any, writer: Any) -> dict[str, Any]:
         assert zf.read(fmt.ZIP_EVENTS) == b"".join(p.read_bytes() for p in files)
     members = _members(out)
     out.unlink()
-    assert members[fmt.ZIP_METADATA]["snapshots_format"] == 2
+    assert members[fmt.ZIP_METADATA]["snapshots_format"] == 3
     members["raw " + fmt.ZIP_SNAPSHOTS] = members[fmt.ZIP_SNAPSHOTS]
     members[fmt.ZIP_SNAPSHOTS] = resolved(members[fmt.ZIP_SNAPSHOTS], files)
     return members

@@ -45,7 +45,7 @@ def _export(path: Path, tier: str = "trace") -> tuple[list[Any], dict[str, Any],
         members = {name: orjson.loads(zf.read(name)) for name in zf.namelist() if name != fmt.ZIP_EVENTS}
         assert zf.read(fmt.ZIP_EVENTS) == b"".join(p.read_bytes() for p in _files(path, tier))
     out.unlink()
-    assert members[fmt.ZIP_METADATA]["snapshots_format"] == fmt.ZIP_SNAPSHOTS_FORMAT == 2
+    assert members[fmt.ZIP_METADATA]["snapshots_format"] == fmt.ZIP_SNAPSHOTS_FORMAT == 3
     snapshots = resolved(members[fmt.ZIP_SNAPSHOTS], _files(path, tier))
     return snapshots, members[fmt.ZIP_METADATA], members[fmt.ZIP_RESUME]
 
@@ -328,3 +328,45 @@ def test_snapshots_json_grows_with_the_session_not_with_snapshots_times_messages
         assert [s["agent_messages_count"] for s in loaded] == [3 + 2 * t for t in range(turns)]
         assert [len(s["agent_messages"]) for s in loaded] == [3 + 2 * t for t in range(turns)]
     assert sizes[180] < 3.5 * sizes[60], sizes  # (whole: ~9 times)
+
+
+def _sliding_window(directory: Path, turns: int, window: int) -> tuple[Path, Path]:
+    """A session whose every turn snapshots the system prompt and the latest ``window`` messages
+    (a sliding window: the oldest turn dropped as a new one comes); at turn 30 the oldest three
+    turns are replaced by a summary, as a summarising conversation manager does."""
+    settings = Settings(directory=directory)
+    s = oat.session("window", directory=directory, tier="trace", settings=settings).start()
+    system = {"role": "system", "content": "You answer from a window."}
+    history: list[dict[str, Any]] = []
+    for turn in range(turns):
+        history += [
+            {"role": "user", "content": f"question {turn} " + "q" * 100},
+            {"role": "assistant", "content": f"answer {turn} " + "a" * 100},
+        ]
+        del history[: max(0, len(history) - window)]
+        if turn == 30:
+            history[:6] = [{"role": "user", "content": "(three turns, summarised)"}]
+        oat.snapshot(f"turn {turn}", messages=[system, *history])
+    (path,) = s.files
+    (zipped,) = s.stop()
+    return path, Path(zipped)
+
+
+def test_a_sliding_windows_snapshots_json_grows_with_what_is_new_not_the_window(provider, tmp_path):
+    """A window's snapshots keep runs of the snapshot before (format 3), so five times the window
+    writes about the same member (its ids whole: about five times), and it resolves to the
+    snapshots every reader builds from the session's entries."""
+    sizes = {}
+    for window in (40, 200):
+        path, zipped = _sliding_window(tmp_path / str(window), 120, window)
+        with zipfile.ZipFile(zipped) as zf:
+            sizes[window] = zf.getinfo(fmt.ZIP_SNAPSHOTS).file_size
+            members = orjson.loads(zf.read(fmt.ZIP_SNAPSHOTS))
+            assert orjson.loads(zf.read(fmt.ZIP_METADATA))["snapshots_format"] == 3
+        references = [s["agent_message_ids"] for s in members if type(s["agent_message_ids"]) is dict]
+        assert any(type(r["keep"]) is list for r in references)  # (runs: the window moved)
+        assert resolved(members, [path]) == _expected(path)
+        loaded = oat.load_session(zipped).snapshots
+        assert loaded == oat.load_session(path).snapshots
+        assert [len(s["agent_messages"]) for s in loaded][-1] == window + 1
+    assert sizes[200] < 1.3 * sizes[40], sizes  # (measured 0.9; the ids whole: ~4.5 times)

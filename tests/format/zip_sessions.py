@@ -44,7 +44,7 @@ def record_session(directory: Path, *, turns: int = 30, during: Any = None) -> A
 
 
 def resolved(snapshots: list[dict[str, Any]], files: list[Path]) -> list[dict[str, Any]]:
-    """A ZIP's ``snapshots.json`` (format 2: each snapshot's message ids, by reference to the one
+    """A ZIP's ``snapshots.json`` (formats 2 and 3: each snapshot's message ids, by reference to the one
     before) resolved as a reader resolves it, from the session's files: DevDuck's shape, each
     snapshot's messages whole — what ``build_snapshots`` gives from every entry."""
     assert all("agent_message_ids" in s and "agent_messages" not in s for s in snapshots)
