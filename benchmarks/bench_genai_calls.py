@@ -81,7 +81,6 @@ CONFIGS: dict[str, tuple[str, str | None, dict[str, str]]] = {
         {"AGENT_TRACE_RECORD": "0"},
     ),
 }
-DEFAULT_CONFIGS = [c for c in CONFIGS if c != "ours-spans"]
 HISTORY_CONFIGS = ("ours", "ours-both", "contrib", "ours-base")
 BASE_TREE: list[str] = []  # --base-tree: a checkout whose otel_agent_trace "ours-base" runs
 
@@ -161,7 +160,8 @@ def main(argv: list[str] | None = None) -> int:
         opts |= {"histories": [10, 400], "size": 1024}
         modes = ["chat"]
     else:
-        configs = [c for c in (args.configs or ",".join(DEFAULT_CONFIGS)).split(",") if c]
+        default = [c for c in CONFIGS if c != "ours-spans"]  # (ours-base too, once --base-tree added it)
+        configs = [c for c in (args.configs or ",".join(default)).split(",") if c]
         opts |= {"histories": [0]}
         modes = [m for m in args.modes.split(",") if m]
     results: dict[str, dict[str, list[dict]]] = {m: {c: [] for c in configs} for m in modes}
