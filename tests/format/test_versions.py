@@ -243,8 +243,8 @@ def test_a_12_zips_snapshots_json_of_format_2_still_resolves():
     ``resolve_snapshots`` reads it as it did, to the snapshots the loader builds."""
     path = FIXTURES / "v1_2" / "golden-conversation.zip"
     with zipfile.ZipFile(path) as zf:
-        assert orjson.loads(zf.read("metadata.json"))["snapshots_format"] == 2
-        snapshots = orjson.loads(zf.read("snapshots.json"))
+        assert orjson.loads(zf.read(fmt.ZIP_METADATA))["snapshots_format"] == 2
+        snapshots = orjson.loads(zf.read(fmt.ZIP_SNAPSHOTS))
     loaded = load_session(path)
     messages = {e.id: e.data for e in loaded.events if e.data.get("type") == "message"}
     assert fmt.resolve_snapshots(snapshots, messages) == loaded.snapshots

@@ -354,7 +354,7 @@ def _sliding_window(directory: Path, turns: int, window: int) -> tuple[Path, Pat
 
 def test_a_sliding_windows_snapshots_json_grows_with_what_is_new_not_the_window(provider, tmp_path):
     """A window's snapshots keep runs of the snapshot before (format 3), so five times the window
-    writes about the same member (its ids whole: about five times), and it resolves to the
+    writes about the same member (its ids whole: about 4.5 times), and it resolves to the
     snapshots every reader builds from the session's entries."""
     sizes = {}
     for window in (40, 200):
