@@ -20,6 +20,7 @@ from otel_agent_trace._internal.guard import internal_error, never_raise, own_io
 from otel_agent_trace._internal.own_messages import OwnMessages
 from otel_agent_trace._internal.realign import dropped_at
 from otel_agent_trace.session_format.references import reference as _reference
+from otel_agent_trace.session_format.views import common_prefix
 from otel_agent_trace.settings import TIER_CHECKPOINT, Settings, get_settings
 
 from .entries import dropped_counts as _dropped
@@ -788,18 +789,18 @@ class SessionRecorder:
     ) -> list[str | None]:
         """The message entries of ``messages`` in one file, written for those it does not hold
         yet. The caller holds the lock. Each message is compared with the one at its position in
-        the conversation this file saw last (``tier.recent``): by identity, in C, when the capture
-        hands its own copies (an ``OwnMessages``, kept as they are); else by equality with a plain
-        copy (in C too). One found as it was takes its id: a resent conversation costs a comparison
-        per message and nothing is hashed, so a call's cost does not grow with the conversation,
-        whatever its messages hold. The others are looked up by key (see :meth:`_digest_of`).
+        the conversation this file saw last (``tier.recent``; see :func:`_same_positions`): the
+        leading ones at once, the others by identity when the capture hands its own copies (an
+        ``OwnMessages``, kept as they are), else by equality with a plain copy, all in C. One
+        found as it was takes its id: a resent conversation costs about one pass in C and nothing
+        is hashed, so a call's cost does not grow with the conversation, whatever its messages
+        hold. The others are looked up by key (see :meth:`_digest_of`).
         ``remember``: this is the conversation to compare the next one with."""
         copies, known_ids = tier.recent
         own = type(messages) is OwnMessages
         count = len(messages)
-        same = _same_positions(messages, copies, own)
-        prefix = same.index(False) if False in same else len(same)
-        if prefix + 1 < len(same) and not same[prefix + 1]:
+        prefix, same = _same_positions(messages, copies, own)
+        if len(same) > 1 and not same[1]:
             # Two in a row differ: were some dropped (a sliding window), or replaced by one (a
             # summary of them)? Then the rest line up again without them.
             for at in (prefix, prefix + 1):
@@ -810,21 +811,22 @@ class SessionRecorder:
                 if dropped:
                     stop = at + dropped
                     copies, known_ids = copies[:at] + copies[stop:], known_ids[:at] + known_ids[stop:]
-                    same = _same_positions(messages, copies, own)
-                    prefix = same.index(False) if False in same else len(same)
+                    prefix, same = _same_positions(messages, copies, own)
                     break
-        length = len(same)
+        length = prefix + len(same)
         tier.prefix = (known_ids, prefix)
         if prefix == count:
             ids = known_ids[:count]
             if remember:
                 tier.recent = (copies[:count], ids)
             return ids
-        todo = list(compress(range(length), map(operator.not_, same))) if prefix < length else []
+        todo = list(compress(range(prefix, length), map(operator.not_, same)))
         todo += range(length, count)
-        ids = known_ids[:length] + [None] * (count - length)
+        ids = known_ids[:length]
+        ids += [None] * (count - length)
         if remember:
-            copies = copies[:length] + [_UNEQUAL] * (count - length)
+            copies = copies[:length]
+            copies += [_UNEQUAL] * (count - length)
         rest = list(map(messages.__getitem__, todo))
         keys = _message_keys(rest)
         found = _lookup(tier.known, keys)
@@ -915,10 +917,11 @@ class SessionRecorder:
         sid = int(span_hex, 16)
         for key, value in content.items():
             if key in MESSAGE_KEYS and isinstance(value, list):
-                ids = _snapshot_ids(tier, sid, key, value)
-                if ids is None:
+                known = _snapshot_ids(tier, sid, key, value)
+                if known is None:
                     ids = self._message_ids(tier, value, parent_id, sid, remember=key == "input_messages")
-                out[key[:-1] + "_ids"] = _by_reference(tier.snapshot, ids)
+                    known = ids, 0
+                out[key[:-1] + "_ids"] = _by_reference(tier.snapshot, *known)
                 continue
             if key in fmt.CONTENT_CARRIED:  # a model call's system prompt, tool definitions
                 frozen = _frozen(value)
@@ -1074,18 +1077,20 @@ def _frozen(value: Any) -> Any:
         return None
 
 
-def _snapshot_ids(tier: _Tier, sid: int, key: str, messages: list[Any]) -> list[Any] | None:
+def _snapshot_ids(tier: _Tier, sid: int, key: str, messages: list[Any]) -> tuple[list[Any], int] | None:
     """The ids of a model call's input or output messages as its automatic snapshot found them
-    (see ``span_messages`` in SessionRecorder.snapshot): the same list, as long as it was then;
-    ``None`` when they are not known so."""
+    (see ``span_messages`` in SessionRecorder.snapshot), and how many of them lead the file's
+    latest snapshot's ids (the inputs' all, when that is the snapshot they are from: not compared
+    again); ``None`` when they are not known so."""
     known = tier.span_messages
     if known is None or known[0] != sid:
         return None
     _sid, inputs, n_in, outputs, n_out, ids = known
     if key == "input_messages" and messages is inputs and len(messages) == n_in:
-        return ids[:n_in]
+        latest = tier.snapshot is not None and tier.snapshot[1] is ids
+        return ids[:n_in], n_in if latest else 0
     if key == "output_messages" and messages is outputs and len(messages) == n_out:
-        return ids[n_in:]
+        return ids[n_in:], 0
     return None
 
 
@@ -1144,18 +1149,21 @@ _STR_TYPE = frozenset({str})
 _STR_OR_NONE = frozenset({str, type(None)})
 
 
-def _same_positions(messages: list[Any], copies: list[Any], own: bool) -> list[bool]:
-    """Whether each message is the one at its position in ``copies``: by identity for the
-    capture's own copies (the very objects kept), else by equality (in C either way)."""
+def _same_positions(messages: list[Any], copies: list[Any], own: bool) -> tuple[int, list[bool]]:
+    """How many leading messages are those of ``copies`` (compared at once, in C: a message is
+    taken as equal to itself without comparing it), and whether each message after them, up to
+    the shorter list's end, is the one at its position in ``copies``: by identity for the
+    capture's own copies (the very objects kept), else by equality (in C too). A conversation
+    grown by a question and its answer costs about one pass, whatever it holds."""
     length = min(len(messages), len(copies))
     try:
-        if own:
-            return list(map(operator.is_, messages[:length], copies[:length]))
-        if messages[:length] == copies[:length]:
-            return [True] * length
-        return list(map(operator.eq, messages[:length], copies[:length]))
+        prefix = common_prefix(messages, copies)
+        if prefix == length:
+            return prefix, []
+        compare = operator.is_ if own else operator.eq
+        return prefix, list(map(compare, messages[prefix:length], copies[prefix:length]))
     except Exception:  # an odd object's comparison (not a message of ours): none is as it was
-        return [False] * length
+        return 0, [False] * length
 
 
 def _by_reference(

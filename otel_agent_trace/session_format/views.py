@@ -149,12 +149,18 @@ def _message_ids(entry: Mapping[str, Any]) -> list[str]:
 
 
 def common_prefix(ids: list[Any], previous: list[Any]) -> int:
-    """How many leading items two lists share (found by halving on slices, compared in C: an
-    item is taken as equal to itself without comparing it)."""
+    """How many leading items two lists share. Most often they part at their last item or two (a
+    conversation grown by a question and its answer): those are looked at first, one by one from
+    the end, and the rest compared at once; else found by halving on slices. Compared in C (an item
+    is taken as equal to itself without comparing it): about one pass however long the lists."""
     length = min(len(ids), len(previous))
-    if ids[:length] == previous[:length]:
-        return length
-    low, high = 0, length
+    end = length
+    floor = max(0, length - _TAIL)
+    while end > floor and ids[end - 1] != previous[end - 1]:
+        end -= 1  # (the items from ``end`` on differ)
+    if ids[:end] == previous[:end]:
+        return end
+    low, high = 0, end  # ids[:low] is previous[:low]; ids[:high] is not
     while high - low > 1:
         middle = (low + high) // 2
         if ids[low:middle] == previous[low:middle]:
@@ -162,6 +168,10 @@ def common_prefix(ids: list[Any], previous: list[Any]) -> int:
         else:
             high = middle
     return low
+
+
+# Items looked at one by one from the end of two lists (see common_prefix).
+_TAIL = 8
 
 
 def _devduck_keys(

@@ -368,3 +368,20 @@ def _shape(ids: Any) -> Any:
         return len(ids)
     keep = ids["keep"]
     return [p if isinstance(p, (int, list)) else "id" for p in keep] if isinstance(keep, list) else keep
+
+
+def test_common_prefix_is_where_two_lists_first_differ():
+    """The capture, the recorder and the ZIP's snapshots find how far two conversations agree by
+    it: items equal but not the same objects agree too; lists of any lengths and parting anywhere."""
+    from otel_agent_trace.session_format.views import common_prefix
+
+    rng = random.Random(7)
+    for _ in range(3000):
+        shared = [{"n": rng.randrange(5)} for _ in range(rng.randint(0, 40))]
+        a = shared + [{"n": rng.randrange(5)} for _ in range(rng.randint(0, 12))]
+        b = [dict(item) if rng.random() < 0.3 else item for item in shared]  # equal copies
+        b += [{"n": rng.randrange(5)} for _ in range(rng.randint(0, 12))]
+        expected = next(
+            (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+        )
+        assert common_prefix(a, b) == expected, (a, b)

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
+from otel_agent_trace import session_format as fmt
 from otel_agent_trace.offline.loader import load_session
 from tests.genai.genai_helpers import strip_digests
 
@@ -74,6 +77,38 @@ def test_the_system_prompt_is_found_after_a_long_conversation(openai_client, llm
     (snapshot,) = load_session(path).snapshots
     assert snapshot["system_prompt"] == "Late instructions."
     assert strip_digests(snapshot["agent_messages"][: len(messages)]) == messages
+
+
+def test_a_system_prompt_first_and_a_developer_message_later_are_both_found(openai_client, llm, checkpoint):
+    messages: list[Any] = [{"role": "system", "content": "Be brief."}]
+    messages += [{"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i}"} for i in range(30)]
+    messages.append({"role": "developer", "content": "Now in French."})
+    messages.append({"role": "user", "content": "and now?"})
+    llm.queue("openai_chat_final")
+    openai_client.chat.completions.create(model="gpt-4o-mini", messages=messages)
+    path = _checkpoint_file(checkpoint)
+    checkpoint.stop()
+    (snapshot,) = load_session(path).snapshots
+    prompt = snapshot["system_prompt"]
+    assert "Be brief." in prompt and "Now in French." in prompt
+    assert prompt.index("Be brief.") < prompt.index("Now in French.")
+
+
+def test_a_grown_conversation_resent_as_equal_copies_keeps_its_message_ids(openai_client, llm, checkpoint):
+    """A framework that rebuilds every message dict for each call, growing the conversation by a
+    question a call: each snapshot holds what its call sent, and a message is written once."""
+    sent: list[list[Any]] = []
+    for turn in range(4):
+        messages = [{"role": "system", "content": "Be brief."}]
+        messages += [{"role": "user", "content": f"question {i}"} for i in range(turn + 1)]
+        sent.append([dict(m) for m in messages])
+        llm.queue("openai_chat_final")
+        openai_client.chat.completions.create(model="gpt-4o-mini", messages=messages)
+    path = _checkpoint_file(checkpoint)
+    _assert_each_call_recorded_as_sent(checkpoint, sent)
+    entries = [orjson.loads(line) for line in path.read_bytes().splitlines()]
+    written = [e["role"] for e in entries if e.get("type") == fmt.MESSAGE and e.get("role") != "assistant"]
+    assert sorted(written) == ["system"] + ["user"] * 4  # each message once, however often resent
 
 
 def test_no_system_prompt_is_none(openai_client, llm, checkpoint):

@@ -129,9 +129,11 @@ def plain_messages(values: list[Any]) -> tuple[OwnMessages, list[Any]]:
     if not todo and length == count:
         return OwnMessages(copies[:count]), known_roles[:count]
     todo += range(length, count)
-    out = OwnMessages(copies[:length])
+    out = OwnMessages(copies)
+    del out[length:]
     out += [None] * (count - length)
-    roles = known_roles[:length] + [None] * (count - length)
+    roles = known_roles[:length]
+    roles += [None] * (count - length)
     special = checks is not copies  # (some check is not the copy: a list of its own)
     checks = checks[:length] + [_UNEQUAL] * (count - length) if special else out
     unordered = False

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from itertools import repeat
+from itertools import compress, count, repeat
 from typing import Any
 
 from otel_agent_trace import semconv
@@ -24,28 +24,20 @@ PROVIDER = "openai"
 _SYSTEM_ROLES = frozenset(("system", "developer"))
 
 
-def _indexes(values: list[Any], wanted: str) -> list[int]:
-    """The positions of ``wanted`` in ``values``, each found by ``list.index`` (in C)."""
-    found: list[int] = []
-    start = 0
-    try:
-        while True:
-            start = values.index(wanted, start) + 1
-            found.append(start - 1)
-    except ValueError:
-        return found
-
-
 def _system(messages: list[Any], roles: list[Any] | None = None) -> Any:
     """The text of the system (or developer) messages: one, a list of several, or ``None``.
-    Which messages those are is found in C (a long conversation costs no Python step a message).
+    Which messages those are is found in C, by a set's membership (a long conversation costs no
+    Python step a message); the usual one, a system prompt first and no other, in one pass.
     ``roles``: each message's ``role``, when known."""
     try:
         if roles is None:
             roles = list(map(dict.get, messages, repeat("role")))
-        if _SYSTEM_ROLES.isdisjoint(roles):
+        if roles and roles[0] in _SYSTEM_ROLES and _SYSTEM_ROLES.isdisjoint(roles[1:]):
+            found = [messages[0]]
+        elif _SYSTEM_ROLES.isdisjoint(roles):
             return None
-        found = [messages[i] for i in sorted(_indexes(roles, "system") + _indexes(roles, "developer"))]
+        else:
+            found = [messages[i] for i in compress(count(), map(_SYSTEM_ROLES.__contains__, roles))]
     except TypeError:  # not all dicts, or an unhashable role
         found = [m for m in messages if isinstance(m, dict) and m.get("role") in ("system", "developer")]
     texts = [text_of(m.get("content")) for m in found]
