@@ -149,19 +149,26 @@ def _message_ids(entry: Mapping[str, Any]) -> list[str]:
 
 
 def common_prefix(ids: list[Any], previous: list[Any]) -> int:
-    """How many leading items two lists share. Most often they part at their last item or two (a
-    conversation grown by a question and its answer): those are looked at first, one by one from
-    the end, and the rest compared at once; else found by halving on slices. Compared in C (an item
-    is taken as equal to itself without comparing it): about one pass however long the lists."""
+    """How many leading items two lists share (equal: an item is taken as equal to itself without
+    comparing it). Most often they part at their last item or two (a conversation grown by a
+    question and its answer): the last few items not the same objects are stepped over, the rest
+    compared at once, then those few one by one. Else the lists part early (a sliding window): that
+    is found from the start, on slices of doubling then halving length. All in C but the few; an
+    item compared in Python (an SDK object's ``__eq__``) costs a few comparisons, not a pass."""
     length = min(len(ids), len(previous))
     end = length
     floor = max(0, length - _TAIL)
-    while end > floor and ids[end - 1] != previous[end - 1]:
-        end -= 1  # (the items from ``end`` on differ)
+    while end > floor and ids[end - 1] is not previous[end - 1]:
+        end -= 1
     if ids[:end] == previous[:end]:
+        while end < length and ids[end] == previous[end]:
+            end += 1
         return end
-    low, high = 0, end  # ids[:low] is previous[:low]; ids[:high] is not
-    while high - low > 1:
+    low, high, step = 0, 1, 1  # ids[:low] is previous[:low]; they part before ``end``
+    while ids[low:high] == previous[low:high]:
+        low, step = high, step * 2
+        high = min(low + step, end)
+    while high - low > 1:  # ids[low:high] is not previous[low:high]
         middle = (low + high) // 2
         if ids[low:middle] == previous[low:middle]:
             low = middle
