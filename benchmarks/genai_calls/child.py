@@ -212,7 +212,7 @@ def main() -> None:
         for _ in range(warmup):
             call(history)
         spans, span_bytes = exporter.spans, exporter.bytes
-        _handshake(opts, "ready")  # the driver switches valgrind's instrumentation on
+        _handshake(opts, "ready")  # (the driver may act here: all of the process is counted)
         for _ in range(opts["count"]):
             call(history)
         time.sleep(0.3)  # let a flusher thread write what it queued
@@ -266,7 +266,7 @@ def main() -> None:
 
 def _handshake(opts: dict[str, Any], step: str) -> None:
     """Tell the driver ``step`` (a file in the work directory) and wait until it answers (its
-    file ``step + ".ok"``): polled with short sleeps, so valgrind sees its commands at once."""
+    file ``step + ".ok"``): polled with short sleeps."""
     work = opts["work"]
     Path(work, step).write_text(str(os.getpid()))
     answer = Path(work, step + ".ok")
