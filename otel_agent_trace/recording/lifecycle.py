@@ -132,12 +132,12 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     try:  # whatever happens here (a Ctrl-C before SIGINT is deferred), the process dies of signum
         _note_signal(signum, frame)
         _defer_signals({})
-        done = _start_watchdog()
+        watchdog = _start_watchdog()
         try:
             _stop_quietly()
             _flush_forwarding()
         finally:
-            done.release()
+            _end_watchdog(watchdog)
     finally:
         _die_of(signum)
 
@@ -147,7 +147,7 @@ def _stop_at_exit() -> None:
     SIGTERM only noted. A SIGTERM that came meanwhile is then acted on (the process dies of it); a
     repeated Ctrl-C is not (the process is exiting already)."""
     global _stopping
-    if _stopping:
+    if _stopping or active_recorder() is None:  # (nothing to stop: no thread started at exit)
         return
     saved: dict[int, Any] = {}
     _stopping = True
@@ -157,11 +157,11 @@ def _stop_at_exit() -> None:
             break
         except KeyboardInterrupt:  # a Ctrl-C before the noting handler was in place
             _note_signal(signal.SIGINT, None)
-    done = _start_watchdog()
+    watchdog = _start_watchdog()
     try:
         _stop_quietly()
     finally:
-        done.release()
+        _end_watchdog(watchdog)
         _restore_signals(saved)
         _stopping = False
     if signal.SIGTERM in _noted:
@@ -212,25 +212,43 @@ def _grace_seconds() -> float:
     return settings.signal_grace_ms / 1000.0
 
 
-def _start_watchdog() -> Any:
+def _start_watchdog() -> tuple[Any, Any]:
     """Start the thread that ends the process once the grace period after the first signal is
-    over. Returns the lock to release when the stop is done. (``_thread``, not ``threading``:
-    starting it takes no lock the interrupted main thread may hold.)"""
+    over. Returns the locks to hand to :func:`_end_watchdog` when the stop is done. (``_thread``,
+    not ``threading``: starting it takes no lock the interrupted main thread may hold.)"""
     done = _thread.allocate_lock()
     done.acquire()
+    left = _thread.allocate_lock()
+    left.acquire()
     try:
-        _thread.start_new_thread(_watch, (done, _grace_seconds()))
+        _thread.start_new_thread(_watch, (done, left, _grace_seconds()))
     except RuntimeError:  # pragma: no cover - no thread can be started: no deadline then
-        pass
-    return done
+        left.release()
+    return done, left
 
 
-def _watch(done: Any, grace: float) -> None:
-    while not done.acquire(timeout=_POLL_S):
-        if _signalled and time.monotonic() >= _signalled_at + grace:
-            break
-    else:
-        return
+def _end_watchdog(watchdog: tuple[Any, Any]) -> None:
+    """The stop is done: the watchdog returns, and is waited for (briefly). A thread still
+    starting while the interpreter finalizes can crash CPython 3.11 (seen as SIGSEGV in
+    ``_PyThreadState_SetCurrent`` on 3.11.2), so the process goes on only once it has left."""
+    done, left = watchdog
+    done.release()
+    left.acquire(timeout=_LEAVE_S)
+
+
+# How long the end of a stop waits for the watchdog to return (it polls every _POLL_S).
+_LEAVE_S = 2.0
+
+
+def _watch(done: Any, left: Any, grace: float) -> None:
+    try:
+        while not done.acquire(timeout=_POLL_S):
+            if _signalled and time.monotonic() >= _signalled_at + grace:
+                break
+        else:
+            return
+    finally:
+        left.release()
     archive = sys.modules.get(_ARCHIVE)
     if archive is not None:
         archive.discard_unfinished()

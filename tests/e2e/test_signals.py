@@ -15,6 +15,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 import zipfile
@@ -244,3 +245,22 @@ def test_a_stop_that_cannot_finish_ends_in_death_by_the_signal(tmp_path):
             _assert_whole(cwd, f"run {run}")
     finally:
         hole.close()
+
+
+def test_processes_that_stopped_their_session_exit_cleanly(tmp_path: Path):
+    """A process whose session was stopped before it exits (``with oat.session()``, a child
+    joining its parent's session) starts no thread at exit: on CPython 3.11.2 the watchdog
+    started then for nothing, still starting as the interpreter finalized, crashed most such
+    processes with SIGSEGV."""
+    code = "import otel_agent_trace as oat\nwith oat.session():\n    with oat.tool('work'):\n        pass\n"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "AGENT_TRACE_"))}
+    env |= {"AGENT_TRACE_DIR": str(tmp_path), "AGENT_TRACE_ZIP": "0"}
+    env |= {"AGENT_TRACE_SESSION_ID": "0123456789abcdef0123456789abcdef", "AGENT_TRACE_PARENT_SPAN": "a" * 16}
+    outcomes = []
+    for _ in range(24):  # one after another (side by side, the race was seldom lost)
+        done = subprocess.run(
+            [sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True
+        )
+        outcomes.append((done.returncode, done.stderr))
+    assert [code for code, _ in outcomes] == [0] * len(outcomes), outcomes
+    assert len(list(tmp_path.glob("*.jsonl"))) == len(outcomes)  # each child wrote its file
