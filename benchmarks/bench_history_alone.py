@@ -21,19 +21,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-_TOTAL = re.compile(rb"^(?:summary|totals):\s*(\d+)", re.MULTILINE)
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_call_instructions import _TOTAL  # noqa: E402
+from bench_genai_calls import _add_base, child_setup  # noqa: E402
 
 
 def child(history: int, calls: int, shape: str) -> None:
     """Warm up, then ``calls`` calls inside ``sys.call_tracing`` (where callgrind counts)."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
     import openai
     from genai_calls.child import MODEL, _messages, _window
     from genai_calls.stub_server import RECORDINGS
@@ -68,12 +69,13 @@ def child(history: int, calls: int, shape: str) -> None:
 def count(tree: str, history: int, calls: int, shape: str) -> int:
     """The instructions of ``calls`` calls at ``history`` messages, ours from ``tree``."""
     with tempfile.TemporaryDirectory(prefix="bench-history-alone-") as work:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "AGENT_TRACE_"))}
-        env |= {"AGENT_TRACE_DIR": os.path.join(work, "sessions"), "AGENT_TRACE_ZIP": "0"}
-        env |= {"PYTHONHASHSEED": "0", "PYTHONPATH": os.pathsep.join([tree, str(ROOT / "benchmarks")])}
+        if tree != str(ROOT):
+            _add_base(tree)
+        python, env, _session_dir = child_setup("ours" if tree == str(ROOT) else "ours-base", work)
+        env |= {"AGENT_TRACE_ZIP": "0", "PYTHONHASHSEED": "0"}
         out = os.path.join(work, "callgrind.out")
         cmd = ["valgrind", "--tool=callgrind", "--collect-atstart=no", "--toggle-collect=sys_call_tracing*"]
-        cmd += [f"--callgrind-out-file={out}", sys.executable, __file__, "--child"]
+        cmd += [f"--callgrind-out-file={out}", python, __file__, "--child"]
         cmd += [str(history), str(calls), shape]
         done = subprocess.run(cmd, env=env, cwd=work, capture_output=True, text=True, timeout=1800)
         if done.returncode != 0 or not os.path.exists(out):

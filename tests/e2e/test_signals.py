@@ -262,5 +262,5 @@ def test_processes_that_stopped_their_session_exit_cleanly(tmp_path: Path):
             [sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True
         )
         outcomes.append((done.returncode, done.stderr))
-    assert [code for code, _ in outcomes] == [0] * len(outcomes), outcomes
+    assert [status for status, _ in outcomes] == [0] * len(outcomes), outcomes
     assert len(list(tmp_path.glob("*.jsonl"))) == len(outcomes)  # each child wrote its file

@@ -23,11 +23,24 @@ def _checkpoint_file(session: Any) -> Any:
     return next(p for p in session.files if "checkpoint" in p.name)
 
 
-def _assert_each_call_recorded_as_sent(checkpoint: Any, sent: list[list[Any]]) -> None:
-    """One snapshot per call, each holding exactly the messages that call sent."""
+def _snapshots(checkpoint: Any) -> list[dict[str, Any]]:
+    """The checkpoint file's snapshots, once the session is stopped."""
     path = _checkpoint_file(checkpoint)
     checkpoint.stop()
-    snapshots = load_session(path).snapshots
+    return load_session(path).snapshots
+
+
+def _sent_once(openai_client: Any, llm: Any, checkpoint: Any, messages: list[Any]) -> dict[str, Any]:
+    """The one snapshot of a session whose only call sent ``messages``."""
+    llm.queue("openai_chat_final")
+    openai_client.chat.completions.create(model="gpt-4o-mini", messages=messages)
+    (snapshot,) = _snapshots(checkpoint)
+    return snapshot
+
+
+def _assert_each_call_recorded_as_sent(checkpoint: Any, sent: list[list[Any]]) -> None:
+    """One snapshot per call, each holding exactly the messages that call sent."""
+    snapshots = _snapshots(checkpoint)
     assert len(snapshots) == len(sent)
     for snapshot, messages in zip(snapshots, sent, strict=True):
         assert strip_digests(snapshot["agent_messages"][: len(messages)]) == messages
@@ -47,11 +60,7 @@ def test_an_agent_loops_messages_are_rebuilt_exactly(openai_client, llm, checkpo
         {"role": "tool", "tool_call_id": "call_1", "content": "12 °C"},
         {"role": "user", "content": parts, "name": NOT_GIVEN},  # a sentinel is left out
     ]
-    llm.queue("openai_chat_final")
-    openai_client.chat.completions.create(model="gpt-4o-mini", messages=messages)
-    path = _checkpoint_file(checkpoint)
-    checkpoint.stop()
-    (snapshot,) = load_session(path).snapshots
+    snapshot = _sent_once(openai_client, llm, checkpoint, messages)
     sent = strip_digests(snapshot["agent_messages"][: len(messages)])
     assert sent == [
         messages[0],
@@ -70,11 +79,7 @@ def test_the_system_prompt_is_found_after_a_long_conversation(openai_client, llm
     messages = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i}"} for i in range(50)]
     messages.append({"role": "system", "content": "Late instructions."})
     messages.append({"role": "user", "content": "and now?"})
-    llm.queue("openai_chat_final")
-    openai_client.chat.completions.create(model="gpt-4o-mini", messages=messages)
-    path = _checkpoint_file(checkpoint)
-    checkpoint.stop()
-    (snapshot,) = load_session(path).snapshots
+    snapshot = _sent_once(openai_client, llm, checkpoint, messages)
     assert snapshot["system_prompt"] == "Late instructions."
     assert strip_digests(snapshot["agent_messages"][: len(messages)]) == messages
 
@@ -84,11 +89,7 @@ def test_a_system_prompt_first_and_a_developer_message_later_are_both_found(open
     messages += [{"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i}"} for i in range(30)]
     messages.append({"role": "developer", "content": "Now in French."})
     messages.append({"role": "user", "content": "and now?"})
-    llm.queue("openai_chat_final")
-    openai_client.chat.completions.create(model="gpt-4o-mini", messages=messages)
-    path = _checkpoint_file(checkpoint)
-    checkpoint.stop()
-    (snapshot,) = load_session(path).snapshots
+    snapshot = _sent_once(openai_client, llm, checkpoint, messages)
     prompt = snapshot["system_prompt"]
     assert "Be brief." in prompt and "Now in French." in prompt
     assert prompt.index("Be brief.") < prompt.index("Now in French.")
@@ -112,11 +113,7 @@ def test_a_grown_conversation_resent_as_equal_copies_keeps_its_message_ids(opena
 
 
 def test_no_system_prompt_is_none(openai_client, llm, checkpoint):
-    llm.queue("openai_chat_final")
-    openai_client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}])
-    path = _checkpoint_file(checkpoint)
-    checkpoint.stop()
-    (snapshot,) = load_session(path).snapshots
+    snapshot = _sent_once(openai_client, llm, checkpoint, [{"role": "user", "content": "hi"}])
     assert not snapshot.get("system_prompt")
 
 
