@@ -95,6 +95,31 @@ def test_a_system_prompt_first_and_a_developer_message_later_are_both_found(open
     assert prompt.index("Be brief.") < prompt.index("Now in French.")
 
 
+def test_each_calls_system_prompt_is_what_that_call_sent(openai_client, llm, checkpoint):
+    """Where the system prompts of a resent conversation are is carried from the call before and
+    only the new messages are looked at: a developer message added, resent, left behind by many
+    new messages, then the system prompt dropped by a sliding window, then a new conversation."""
+    history: list[Any] = [{"role": "system", "content": "Be brief."}]
+    history += [{"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i}"} for i in range(20)]
+    sent = [history + [{"role": "user", "content": "q0"}]]
+    history.append({"role": "developer", "content": "Now in French."})
+    sent.append(history + [{"role": "user", "content": "q1"}])
+    sent.append(history + [{"role": "user", "content": "q2"}])
+    history += [{"role": "user" if i % 2 == 0 else "assistant", "content": f"more {i}"} for i in range(12)]
+    sent.append(history + [{"role": "user", "content": "q3"}])
+    sent.append(history[5:] + [{"role": "user", "content": "q4"}])
+    sent.append([{"role": "user", "content": "a new conversation"}])
+    for messages in sent:
+        llm.queue("openai_chat_final")
+        openai_client.chat.completions.create(model="gpt-4o-mini", messages=messages)
+    prompts = [snapshot.get("system_prompt") for snapshot in _snapshots(checkpoint)]
+    assert prompts[0] == "Be brief."
+    for prompt in prompts[1:4]:
+        assert "Be brief." in prompt and "Now in French." in prompt
+    assert prompts[4] == "Now in French."
+    assert not prompts[5]
+
+
 def test_a_grown_conversation_resent_as_equal_copies_keeps_its_message_ids(openai_client, llm, checkpoint):
     """A framework that rebuilds every message dict for each call, growing the conversation by a
     question a call: each snapshot holds what its call sent, and a message is written once."""

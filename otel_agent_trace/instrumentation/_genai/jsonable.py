@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 import copy
 import operator
-from itertools import chain, compress, repeat
+from itertools import chain, compress, islice, repeat
 from typing import Any
 
 import orjson
@@ -78,6 +78,9 @@ def _plain(value: Any) -> bool:
     return True
 
 
+# The roles of a system prompt in a chat's messages.
+SYSTEM_ROLES = frozenset(("system", "developer"))
+
 _UNEQUAL = object()  # in place of a message that is not remembered: equal to nothing
 _REMEMBER_AT_MOST = 16_384  # messages of the last conversation remembered
 _WATCH_AT_MOST = 256  # containers watched in one message (more: it is read again each call)
@@ -96,9 +99,11 @@ _WATCH_AT_MOST = 256  # containers watched in one message (more: it is read agai
 # - ``watch_at``, ``watched``, ``frozen``: the watched messages (those whose check is the agent's
 #   object), by position: every dict and list inside one (of a model: its ``__dict__``, extra
 #   fields) and a shallow copy of each. All equal to their copies, the object is as it was;
-#   changed in place, a container differs.
-_Conversation = tuple[list[Any], list[Any], list[Any], list[int], list[list[Any]], list[list[Any]]]
-_recent: _Conversation = ([], [], [], [], [], [])
+#   changed in place, a container differs;
+# - ``later``: the position of the first system (or developer) role after the first message, or
+#   the length when there is none (``0``: not known).
+_Conversation = tuple[list[Any], list[Any], list[Any], list[int], list[list[Any]], list[list[Any]], int]
+_recent: _Conversation = ([], [], [], [], [], [], 0)
 
 
 def jsonable_list(values: Any) -> list[Any]:
@@ -106,11 +111,12 @@ def jsonable_list(values: Any) -> list[Any]:
     return plain_messages(values)[0]
 
 
-def plain_messages(values: list[Any]) -> tuple[OwnMessages, list[Any]]:
-    """``[jsonable(v) for v in values]`` and each message's ``role`` (``None`` for one that is not
-    a dict), handed on as copies of ours (:class:`OwnMessages`: nothing of the agent's inside, and
-    nobody changes them, so the recorder keeps them without copies of its own and knows them again
-    by identity).
+def plain_messages(values: list[Any]) -> tuple[OwnMessages, list[Any], int]:
+    """``[jsonable(v) for v in values]``, each message's ``role`` (``None`` for one that is not
+    a dict) and where the first system (or developer) role after the first message is (the length
+    when none is: see :func:`later_system`). The messages are handed on as copies of ours
+    (:class:`OwnMessages`: nothing of the agent's inside, and nobody changes them, so the recorder
+    keeps them without copies of its own and knows them again by identity).
 
     A resent conversation costs a comparison in C per message, whatever it holds: each position is
     compared with the last conversation's (see ``_recent``), and a message found as it was there
@@ -124,10 +130,12 @@ def plain_messages(values: list[Any]) -> tuple[OwnMessages, list[Any]]:
     except Exception:  # an odd object's comparison: nothing is taken as it was
         recent = _recent
         todo = list(range(min(count, len(recent[2]))))
-    copies, known_roles, checks, watch_at, watched, frozen = recent
+    copies, known_roles, checks, watch_at, watched, frozen, later = recent
     length = min(count, len(checks))
+    fresh = todo[0] if todo else length  # the positions before it hold what they held (``later`` too)
     if not todo and length == count:
-        return OwnMessages(copies[:count]), known_roles[:count]
+        roles = known_roles[:count]
+        return OwnMessages(copies[:count]), roles, later_system(roles, later, fresh)
     todo += range(length, count)
     out = OwnMessages(copies)
     del out[length:]
@@ -160,12 +168,39 @@ def plain_messages(values: list[Any]) -> tuple[OwnMessages, list[Any]]:
             if special:
                 checks[index] = check
         roles[index] = value.get("role") if type(value) is dict else None
+    later = later_system(roles, later, fresh)
     if count <= _REMEMBER_AT_MOST:
         if unordered:
             watches = sorted(zip(watch_at, watched, frozen, strict=True), key=operator.itemgetter(0))
             watch_at, watched, frozen = (list(column) for column in zip(*watches, strict=True))
-        _recent = (out, roles, checks, watch_at, watched, frozen)
-    return out, roles
+        _recent = (out, roles, checks, watch_at, watched, frozen, later)
+    return out, roles, later
+
+
+def later_system(roles: list[Any], known: int = 0, fresh: int = 0) -> int:
+    """The position of the first system (or developer) role after the first, or ``len(roles)``.
+    ``known``: that position in the last conversation (``0``: not known), whose roles before
+    ``fresh`` are these: only the positions from there are looked at (a resent conversation, none)."""
+    start = 1
+    if known:
+        if known < fresh:
+            return known
+        if fresh:
+            start = fresh
+    end = len(roles)
+    if end - start < 8:  # a few new ones (the usual): looked at one by one
+        while start < end:
+            role = roles[start]
+            if type(role) is str and role in SYSTEM_ROLES:
+                return start
+            start += 1
+        return end
+    try:  # found in C, by a set's membership
+        found = compress(range(start, end), map(SYSTEM_ROLES.__contains__, islice(roles, start, None)))
+        return next(found, end)
+    except TypeError:  # an unhashable role
+        at = (i for i in range(start, end) if isinstance(roles[i], str) and roles[i] in SYSTEM_ROLES)
+        return next(at, end)
 
 
 def _unchanged(
@@ -175,12 +210,23 @@ def _unchanged(
     sliding window dropped taken out, so the rest line up again) and the positions of it not found
     as they were, in order. Lists and tuples compare in C, an item being equal to itself without a
     comparison."""
-    _copies, _roles, checks, watch_at, watched, frozen = recent
+    _copies, _roles, checks, watch_at, watched, frozen, _later = recent
     length = min(len(values), len(checks))
     todo: list[int] = []
     end = length - 1
-    if end >= 0 and values[:end] != checks[:end]:
-        first = common_prefix(values[:end], checks[:end])
+    if end < 0:
+        return recent, todo
+    if (values[end],) != (checks[end],):  # the last conversation's last message replaced?
+        head, tail = values[:end], checks[:end]
+        parted = head != tail
+        if not parted:
+            todo = [end]  # the common case: only that
+    else:  # a grown conversation: its first ``length`` compared without copying both
+        head = values if len(values) == length else values[:length]
+        tail = checks if len(checks) == length else checks[:length]
+        parted = head != tail
+    if parted:
+        first = common_prefix(head, tail)
         if shift and first + 1 < length and (values[first + 1],) != (checks[first + 1],):
             # Two in a row differ: were some dropped (a sliding window), or replaced by one (a
             # summary of them)? Then the rest line up again without them.
@@ -190,8 +236,6 @@ def _unchanged(
                     return _unchanged(values, _without(recent, at, dropped), shift=False)
         same = map(operator.eq, zip(values[first:length]), zip(checks[first:length]))
         todo = list(compress(range(first, length), map(operator.not_, same)))
-    elif end >= 0 and (values[end],) != (checks[end],):
-        todo = [end]  # the common case: the last conversation's last message replaced
     if watched != frozen:  # a watched object changed in place (or one no longer sent)
         changed = compress(watch_at, map(operator.not_, map(operator.eq, watched, frozen)))
         todo = sorted(set(todo).union(i for i in changed if i < length))
@@ -201,7 +245,7 @@ def _unchanged(
 def _without(recent: _Conversation, at: int, dropped: int) -> _Conversation:
     """``recent`` without the ``dropped`` messages at position ``at`` (their watches too; the
     watches after them moved up)."""
-    copies, roles, checks, watch_at, watched, frozen = recent
+    copies, roles, checks, watch_at, watched, frozen, _later = recent
     stop = at + dropped
     kept = copies[:at] + copies[stop:]
     low, high = bisect.bisect_left(watch_at, at), bisect.bisect_left(watch_at, stop)
@@ -212,6 +256,7 @@ def _without(recent: _Conversation, at: int, dropped: int) -> _Conversation:
         watch_at[:low] + [index - dropped for index in watch_at[high:]],
         watched[:low] + watched[high:],
         frozen[:low] + frozen[high:],
+        0,
     )
 
 

@@ -53,5 +53,8 @@ def stream_flag(kwargs: dict[str, Any]) -> bool:
 
 
 def messages_list(value: Any) -> list[Any] | None:
-    """The messages when they are a list we may read (never consume a caller's iterator)."""
+    """The messages when they are a list we may read (never consume a caller's iterator): the
+    caller's own list, read at once and not kept (a long conversation is not copied)."""
+    if type(value) is list:
+        return value
     return list(value) if isinstance(value, (list, tuple)) else None

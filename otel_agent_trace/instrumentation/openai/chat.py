@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from itertools import compress, count, repeat
+from itertools import compress, count
 from typing import Any
 
 from otel_agent_trace import semconv
 from otel_agent_trace.instrumentation._genai.calls import CallSpec
-from otel_agent_trace.instrumentation._genai.jsonable import jsonable, plain_messages, text_of
+from otel_agent_trace.instrumentation._genai.jsonable import SYSTEM_ROLES, jsonable, plain_messages, text_of
 from otel_agent_trace.instrumentation._genai.model_call import ModelResult
 from otel_agent_trace.instrumentation._genai.params import (
     messages_list,
@@ -21,24 +21,19 @@ from otel_agent_trace.session_format.messages import openai_chat_to_semconv as t
 PROVIDER = "openai"
 
 
-_SYSTEM_ROLES = frozenset(("system", "developer"))
-
-
-def _system(messages: list[Any], roles: list[Any] | None = None) -> Any:
+def _system(messages: list[Any], roles: list[Any], later: int) -> Any:
     """The text of the system (or developer) messages: one, a list of several, or ``None``.
-    Which messages those are is found in C, by a set's membership (a long conversation costs no
-    Python step a message); the usual one, a system prompt first and no other, in one pass.
-    ``roles``: each message's ``role``, when known."""
+    ``roles``: each message's ``role``; ``later``: where the first system role after the first
+    message is, ``len(roles)`` when none is (:func:`plain_messages` carries it from the last
+    conversation: a resent one costs no pass over its roles)."""
     try:
-        if roles is None:
-            roles = list(map(dict.get, messages, repeat("role")))
-        if roles and roles[0] in _SYSTEM_ROLES and _SYSTEM_ROLES.isdisjoint(roles[1:]):
+        if later == len(roles):  # (the usual: a system prompt first and no other, or none)
+            if not roles or roles[0] not in SYSTEM_ROLES:
+                return None
             found = [messages[0]]
-        elif _SYSTEM_ROLES.isdisjoint(roles):
-            return None
         else:
-            found = [messages[i] for i in compress(count(), map(_SYSTEM_ROLES.__contains__, roles))]
-    except TypeError:  # not all dicts, or an unhashable role
+            found = [messages[i] for i in compress(count(), map(SYSTEM_ROLES.__contains__, roles))]
+    except TypeError:  # an unhashable role
         found = [m for m in messages if isinstance(m, dict) and m.get("role") in ("system", "developer")]
     texts = [text_of(m.get("content")) for m in found]
     texts = [t for t in texts if t]
@@ -74,10 +69,10 @@ class ChatSpec(CallSpec):
 
     def input(self, kwargs: dict[str, Any]) -> tuple[list[Any], Any, Any]:
         messages = messages_list(kwargs.get("messages")) or []
-        messages, roles = plain_messages(messages)
+        messages, roles, later = plain_messages(messages)
         tools = kwargs.get("tools")
         tools = jsonable(tools) if isinstance(tools, (list, tuple)) else None
-        return messages, _system(messages, roles), tools
+        return messages, _system(messages, roles, later), tools
 
     def is_stream(self, response: Any) -> bool:
         return isinstance(response, self.stream_types)
