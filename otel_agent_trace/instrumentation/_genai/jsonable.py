@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 import copy
 import operator
-from itertools import chain, compress, islice, repeat
+from itertools import chain, compress, repeat
 from typing import Any
 
 import orjson
@@ -195,9 +195,11 @@ def later_system(roles: list[Any], known: int = 0, fresh: int = 0) -> int:
                 return start
             start += 1
         return end
-    try:  # found in C, by a set's membership
-        found = compress(range(start, end), map(SYSTEM_ROLES.__contains__, islice(roles, start, None)))
-        return next(found, end)
+    try:  # in C, by a set's membership: none (the usual), else where the first is
+        rest = roles[start:]
+        if SYSTEM_ROLES.isdisjoint(rest):
+            return end
+        return next(compress(range(start, end), map(SYSTEM_ROLES.__contains__, rest)))
     except TypeError:  # an unhashable role
         at = (i for i in range(start, end) if isinstance(roles[i], str) and roles[i] in SYSTEM_ROLES)
         return next(at, end)
