@@ -120,6 +120,25 @@ def test_each_calls_system_prompt_is_what_that_call_sent(openai_client, llm, che
     assert not prompts[5]
 
 
+def test_a_developer_role_given_as_a_str_enum_is_found(openai_client, llm, checkpoint):
+    """Roles an agent keeps as a ``str`` enum are roles: found among a few new messages and in a
+    full look alike."""
+    from enum import Enum
+
+    class Role(str, Enum):
+        SYSTEM = "system"
+        DEVELOPER = "developer"
+        USER = "user"
+
+    short = [{"role": Role.SYSTEM, "content": "Be brief."}, {"role": Role.DEVELOPER, "content": "In French."}]
+    long = short[:1] + [{"role": Role.USER, "content": f"turn {i}"} for i in range(12)] + short[1:]
+    for messages in (short, long):
+        llm.queue("openai_chat_final")
+        openai_client.chat.completions.create(model="gpt-4o-mini", messages=messages)
+    for snapshot in _snapshots(checkpoint):
+        assert "Be brief." in snapshot["system_prompt"] and "In French." in snapshot["system_prompt"]
+
+
 def test_a_grown_conversation_resent_as_equal_copies_keeps_its_message_ids(openai_client, llm, checkpoint):
     """A framework that rebuilds every message dict for each call, growing the conversation by a
     question a call: each snapshot holds what its call sent, and a message is written once."""

@@ -188,14 +188,14 @@ def later_system(roles: list[Any], known: int = 0, fresh: int = 0) -> int:
         if fresh:
             start = fresh
     end = len(roles)
-    if end - start < 8:  # a few new ones (the usual): looked at one by one
-        while start < end:
-            role = roles[start]
-            if type(role) is str and role in SYSTEM_ROLES:
-                return start
-            start += 1
-        return end
-    try:  # in C, by a set's membership: none (the usual), else where the first is
+    try:
+        if end - start < 8:  # a few new ones (the usual): looked at one by one
+            while start < end:
+                if roles[start] in SYSTEM_ROLES:
+                    return start
+                start += 1
+            return end
+        # In C, by a set's membership: none (the usual), else where the first is.
         rest = roles[start:]
         if SYSTEM_ROLES.isdisjoint(rest):
             return end
