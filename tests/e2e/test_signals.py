@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,21 @@ SIGNALS = (signal.SIGTERM, signal.SIGINT)
 HANG = 120  # seconds: an agent still running after this is a hang
 
 Started = list[tuple[Path, subprocess.Popen[str]]]
+
+
+@pytest.fixture(autouse=True)
+def _interrupt_as_a_terminal_sends_it() -> Iterator[None]:
+    """A shell starts a background job with Ctrl-C ignored, children inherit that, and CPython then
+    leaves SIGINT ignored: the agents here would never die of it (nor would they without us). So
+    they are started with SIGINT at its default, as under a terminal, however the suite was started."""
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _start(base: Path, count: int, env: dict[str, str], *args: str) -> Started:
