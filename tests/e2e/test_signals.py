@@ -27,7 +27,7 @@ import pytest
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace.offline import load_session
 
-from .helpers import AGENTS, assert_one_tree, only_session, start_instrumented
+from .helpers import AGENTS, assert_one_tree, clean_env, only_session, start_instrumented
 
 SIGNALLED = AGENTS / "signalled_agent.py"
 BOTH_TIERS = {"AGENT_TRACE_TIER": "both"}
@@ -269,8 +269,7 @@ def test_processes_that_stopped_their_session_exit_cleanly(tmp_path: Path):
     started then for nothing, still starting as the interpreter finalized, crashed most such
     processes with SIGSEGV."""
     code = "import otel_agent_trace as oat\nwith oat.session():\n    with oat.tool('work'):\n        pass\n"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "AGENT_TRACE_"))}
-    env |= {"AGENT_TRACE_DIR": str(tmp_path), "AGENT_TRACE_ZIP": "0"}
+    env = clean_env({"AGENT_TRACE_DIR": str(tmp_path), "AGENT_TRACE_ZIP": "0"})
     env |= {"AGENT_TRACE_SESSION_ID": "0123456789abcdef0123456789abcdef", "AGENT_TRACE_PARENT_SPAN": "a" * 16}
     outcomes = []
     for _ in range(24):  # one after another (side by side, the race was seldom lost)

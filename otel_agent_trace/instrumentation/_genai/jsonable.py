@@ -81,6 +81,12 @@ def _plain(value: Any) -> bool:
 # The roles of a system prompt in a chat's messages.
 SYSTEM_ROLES = frozenset(("system", "developer"))
 
+
+def is_system_role(role: Any) -> bool:
+    """Whether ``role`` is one of :data:`SYSTEM_ROLES` (any value, an unhashable one too)."""
+    return isinstance(role, str) and role in SYSTEM_ROLES
+
+
 _UNEQUAL = object()  # in place of a message that is not remembered: equal to nothing
 _REMEMBER_AT_MOST = 16_384  # messages of the last conversation remembered
 _WATCH_AT_MOST = 256  # containers watched in one message (more: it is read again each call)
@@ -201,8 +207,7 @@ def later_system(roles: list[Any], known: int = 0, fresh: int = 0) -> int:
             return end
         return next(compress(range(start, end), map(SYSTEM_ROLES.__contains__, rest)))
     except TypeError:  # an unhashable role
-        at = (i for i in range(start, end) if isinstance(roles[i], str) and roles[i] in SYSTEM_ROLES)
-        return next(at, end)
+        return next((i for i in range(start, end) if is_system_role(roles[i])), end)
 
 
 def _unchanged(

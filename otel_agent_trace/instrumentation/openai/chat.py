@@ -7,7 +7,13 @@ from typing import Any
 
 from otel_agent_trace import semconv
 from otel_agent_trace.instrumentation._genai.calls import CallSpec
-from otel_agent_trace.instrumentation._genai.jsonable import SYSTEM_ROLES, jsonable, plain_messages, text_of
+from otel_agent_trace.instrumentation._genai.jsonable import (
+    SYSTEM_ROLES,
+    is_system_role,
+    jsonable,
+    plain_messages,
+    text_of,
+)
 from otel_agent_trace.instrumentation._genai.model_call import ModelResult
 from otel_agent_trace.instrumentation._genai.params import (
     messages_list,
@@ -34,7 +40,7 @@ def _system(messages: list[Any], roles: list[Any], later: int) -> Any:
         else:
             found = [messages[i] for i in compress(count(), map(SYSTEM_ROLES.__contains__, roles))]
     except TypeError:  # an unhashable role
-        found = [m for m in messages if isinstance(m, dict) and m.get("role") in ("system", "developer")]
+        found = [m for m in messages if isinstance(m, dict) and is_system_role(m.get("role"))]
     texts = [text_of(m.get("content")) for m in found]
     texts = [t for t in texts if t]
     if not texts:
