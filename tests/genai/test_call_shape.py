@@ -122,6 +122,34 @@ def test_a_request_outside_a_model_call_keeps_its_own_span(http_layer, recording
     assert span.name == "POST" and span.attributes["http.response.status_code"] == 200
 
 
+@pytest.mark.parametrize("case", ["openai", "openai-async-stream", "anthropic", "anthropic-stream"])
+def test_the_http_facts_are_on_the_model_span_without_a_session(
+    case, request, http_layer, llm, memory_exporter
+):
+    """Forwarding only (``AGENT_TRACE_RECORD=false``: no session records), the model span still
+    names its server, as contrib's does: the facts are the span's own, not the session's."""
+    from otel_agent_trace._internal import sink
+
+    assert sink.active() is None
+    fixture, call = CASES[case]
+    done = call(request.getfixturevalue(fixture))
+    if asyncio.iscoroutine(done):
+        asyncio.run(done)
+    (span,) = memory_exporter.get_finished_spans()
+    a = span.attributes
+    assert a["server.address"] == "127.0.0.1" and a["server.port"] == llm.port
+    assert a["http.response.status_code"] == 200
+    assert "http.request.resend_count" not in a
+
+
+def test_without_a_session_a_request_outside_a_model_call_is_not_recorded(http_layer, llm, memory_exporter):
+    import httpx2
+
+    with httpx2.Client() as client:
+        client.post(llm.openai_url + "/chat/completions", json={"model": "m", "messages": USER})
+    assert memory_exporter.get_finished_spans() == ()
+
+
 def test_the_agents_messages_reach_the_recorder_unchanged_and_uncopied_when_plain(
     http_layer, checkpoint, capture, openai_client, memory_exporter
 ):

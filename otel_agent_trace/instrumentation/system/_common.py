@@ -43,8 +43,14 @@ def recorder() -> Any:
     if rec is None or not state.enabled:
         return None
     if getattr(_tl, "busy", False) or in_own_io() or _get_value(_SUPPRESS_INSTRUMENTATION_KEY):
-        return None
+        return None  # (what :func:`ours` says, inline: every open() of the agent asks)
     return rec
+
+
+def ours() -> bool:
+    """Whether what happens now is ours or the SDK's, never the agent's: the recorder's own I/O,
+    the system layer at work on this thread, or instrumentation suppressed (the SDK's exports)."""
+    return bool(getattr(_tl, "busy", False) or in_own_io() or _get_value(_SUPPRESS_INSTRUMENTATION_KEY))
 
 
 def emit(rec: Any, name: str, attributes: dict[str, Any]) -> None:

@@ -23,8 +23,9 @@ def _status_of(exc: BaseException) -> Any:
 
 
 def _start(extract: Any, instance: Any, args: Any, kwargs: Any, current: bool = True) -> Any:
-    """The request's span, or ``None``: no session (one global read), or arguments we cannot read."""
-    if sink._active is None or not _span.PATCHES.on:
+    """The request's span, or ``None``: no session (one global read; and, once a model call of
+    ours ran, whether one is in progress: its facts go on its span), or arguments we cannot read."""
+    if not _span.PATCHES.on or (sink._active is None and _span.model_call_span() is None):
         return None
     try:
         method, url = extract(instance, args, kwargs)

@@ -25,7 +25,7 @@ from otel_agent_trace._internal.guard import internal_error
 from otel_agent_trace.instrumentation._patching import Patches
 
 from .. import _names as n
-from .._common import recorder
+from .._common import ours, recorder
 
 if TYPE_CHECKING:
     from otel_agent_trace.instrumentation._genai.http_facts import ModelRequest
@@ -98,21 +98,34 @@ class Call:
             internal_error("ending an HTTP span", err)
 
 
+def model_call_span() -> Any:
+    """The span of our model call in progress here, or ``None`` (one module lookup until a model
+    call of ours ran)."""
+    facts = sys.modules.get(_HTTP_FACTS)
+    return facts.MODEL_SPAN.get() if facts is not None else None
+
+
 def begin(method: Any, url: Any, *, current: bool = True) -> Call | ModelRequest | None:
     """Start the span of a request, or ``None`` (no session, nested in another client, ours).
-    Under a model call of ours, no span: its facts go on the model span (:class:`ModelRequest`)."""
-    if sink._active is None or not PATCHES.on or IN_HTTP.get():
+    Under a model call of ours, no span: its facts go on the model span (:class:`ModelRequest`),
+    whether or not a session records (they are the model span's own attributes: forwarded alone,
+    with ``AGENT_TRACE_RECORD=false`` or the system layer off, it still names its server)."""
+    if not PATCHES.on or IN_HTTP.get():
         return None
-    if recorder() is None or otel_context.get_value(_SUPPRESS_HTTP_INSTRUMENTATION_KEY):
+    model_span = model_call_span()
+    if model_span is None:
+        if sink._active is None or recorder() is None:
+            return None
+    elif ours():  # (an exporter's request while the model call runs: not the model's)
+        return None
+    if otel_context.get_value(_SUPPRESS_HTTP_INSTRUMENTATION_KEY):
         return None
     try:
         text = url if isinstance(url, str) else str(url)
         if _exporter_urls and text.startswith(_exporter_urls):
             return None
-        facts = sys.modules.get(_HTTP_FACTS)
-        model_span = facts.MODEL_SPAN.get() if facts is not None else None
         if model_span is not None:
-            return facts.ModelRequest(model_span, text, IN_HTTP, current)
+            return sys.modules[_HTTP_FACTS].ModelRequest(model_span, text, IN_HTTP, current)
         verb = (method.decode() if isinstance(method, bytes) else str(method or "GET")).upper()
         span = PATCHES.tracer().start_span(
             verb if verb in _KNOWN_METHODS else "HTTP",
