@@ -80,6 +80,9 @@ CONFIGS: dict[str, tuple[str, str | None, dict[str, str]]] = {
         None,
         {"AGENT_TRACE_RECORD": "0"},
     ),
+    # not in the default list either, chat only: a reference, not a product (genai_calls/floor.py)
+    "floor-spans": ("reference: a minimal wrapper, contrib's attributes, no file", None, {}),
+    "floor": ("reference: the same and one crash-safe line per call", None, {}),
 }
 HISTORY_CONFIGS = ("ours", "ours-both", "contrib", "ours-base")
 BASE_TREE: list[str] = []  # --base-tree: a checkout whose otel_agent_trace "ours-base" runs
@@ -160,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
         opts |= {"histories": [10, 400], "size": 1024}
         modes = ["chat"]
     else:
-        default = [c for c in CONFIGS if c != "ours-spans"]  # (ours-base too, once --base-tree added it)
+        # (ours-base too, once --base-tree added it; not the references)
+        default = [c for c in CONFIGS if c != "ours-spans" and not c.startswith("floor")]
         configs = [c for c in (args.configs or ",".join(default)).split(",") if c]
         opts |= {"histories": [0]}
         modes = [m for m in args.modes.split(",") if m]

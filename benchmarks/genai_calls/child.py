@@ -136,6 +136,11 @@ def setup(config: str, work: str) -> tuple[Any, OTLPFileExporter, Any]:
     trace.set_tracer_provider(provider)
     if config == "bare":
         return provider, exporter, provider.get_tracer("bench")
+    if config.startswith("floor"):
+        import floor
+
+        floor.install(provider, os.path.join(work, "floor.jsonl") if config == "floor" else None)
+        return provider, exporter, None
     if config.startswith("contrib"):
         from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
     elif config == "openinference":
