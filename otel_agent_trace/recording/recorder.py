@@ -7,7 +7,7 @@ import os
 import queue
 import threading
 import time
-from itertools import compress
+from itertools import chain, compress, repeat
 from pathlib import Path
 from typing import Any
 
@@ -777,7 +777,7 @@ class SessionRecorder:
         self.flush()  # what is queued happened before this message: it goes first
         message = {"role": role, "content": content, **extra}
         sid = span.get_span_context().span_id if span is not None else None
-        key = tuple(message.items())
+        key = _message_keys([message])[0]
         with self._lock:
             ids = [
                 self._message_entry(t, message, self._span_entry(t.writer, sid), sid, key) for t in self.tiers
@@ -844,8 +844,8 @@ class SessionRecorder:
         """The SHA-256 of a message's canonical JSON, and whether it is remembered by ``key``.
         Remembered when the key stands for the message exactly (every key a ``str``, every value
         a ``str`` or ``None``: two such keys are equal exactly when the messages' canonical JSON
-        is). A message holding a list or dict (tool calls, content parts: its key unhashable) is
-        remembered by its JSON (orjson, in C: cheaper than the canonical JSON and its hash). A
+        is), or when it is the message's JSON (a message holding a list, a dict or a number: see
+        :func:`_message_keys`; orjson, in C, is cheaper than the canonical JSON and its hash). A
         message changed in place has another key or JSON, so it is hashed again."""
         remembered = True
         if key is not None:
@@ -1100,12 +1100,21 @@ def _same_fields(raw: dict[str, Any], before: dict[str, Any]) -> tuple[str, ...]
 
 
 def _message_keys(messages: list[Any]) -> list[Any]:
-    """Each message's key: its items as a tuple (``None`` for a message that is not a dict). Built
-    in C for a list of dicts; hashable when the message holds no list or dict."""
+    """Each message's key, always hashable: its items as a tuple when its values are all ``str`` or
+    ``None`` (most messages; built in C for a list of dicts), else its JSON (:func:`_frozen`: a
+    message holding tool calls, content parts or numbers), ``None`` for one that is neither a dict
+    nor JSON. Either stands for the message exactly (see :meth:`SessionRecorder._digest_of`).
+    (Found without raising: an exception costs a message more than the rest of its lookup.)"""
     try:
-        return list(map(tuple, map(dict.items, messages)))
+        keys = list(map(tuple, map(dict.items, messages)))
     except TypeError:  # not all dicts
-        return [tuple(m.items()) if isinstance(m, dict) else None for m in messages]
+        return [_message_keys([m])[0] if type(m) is dict else None for m in messages]
+    if _STR_OR_NONE.issuperset(chain.from_iterable(map(map, repeat(type), map(dict.values, messages)))):
+        return keys
+    return [
+        key if _STR_OR_NONE.issuperset(map(type, message.values())) else _frozen(message)
+        for key, message in zip(keys, messages, strict=True)
+    ]
 
 
 _UNEQUAL = object()  # equal to no message
