@@ -14,6 +14,7 @@ import queue
 import re
 import secrets
 import sys
+import tempfile
 import time
 import zipfile
 from collections import deque
@@ -97,7 +98,10 @@ def export_zip(recorder: SessionRecorder, writer: TierWriter) -> Path:
                         found = _snapshots(paths, reader, _Written.of(writer, writer.path))
                     finally:
                         reader.close()
-                _small_members(zf, recorder, paths, stamp, tier, found, size)
+                try:
+                    _small_members(zf, recorder, paths, stamp, tier, found, size)
+                finally:
+                    found.snapshots.close()
             os.link(tmp, final)  # fails rather than replace an existing file
         finally:
             try:
@@ -135,7 +139,10 @@ def _finish_ahead(
         with zipfile.ZipFile(raw, "w") as zf:  # its central directory starts after the member
             zf.filelist.append(info)
             zf.NameToInfo[info.filename] = info
-            _small_members(zf, recorder, paths, stamp, writer.tier, found, size)
+            try:
+                _small_members(zf, recorder, paths, stamp, writer.tier, found, size)
+            finally:
+                found.snapshots.close()
     os.link(ahead.tmp, final)  # fails rather than replace an existing file
     return final
 
@@ -150,13 +157,14 @@ def _small_members(
     size: int,
 ) -> None:
     """``snapshots.json``, ``metadata.json`` and ``resume.json`` (``size``: the session's)."""
-    metadata = _metadata(recorder, paths, stamp, tier, found.total, len(found.snapshots))
+    snapshots = found.snapshots
+    metadata = _metadata(recorder, paths, stamp, tier, found.total, snapshots.count)
     resume = _resume_state(found, tier)
-    for member_name, value in (
-        (fmt.ZIP_SNAPSHOTS, found.snapshots),
-        (fmt.ZIP_METADATA, metadata),
-        (fmt.ZIP_RESUME, resume),
-    ):
+    length = snapshots.finish()
+    info = _member(fmt.ZIP_SNAPSHOTS, stamp, max(size, length))
+    with zf.open(info, "w", force_zip64=length >= zipfile.ZIP64_LIMIT) as member:
+        snapshots.copy(member.write)
+    for member_name, value in ((fmt.ZIP_METADATA, metadata), (fmt.ZIP_RESUME, resume)):
         data = orjson.dumps(value, option=orjson.OPT_INDENT_2)
         zf.writestr(_member(member_name, stamp, max(size, len(data))), data)
 
@@ -711,8 +719,43 @@ def _snapshots(paths: list[Path], reader: _ReadAhead, written: _Written | None =
     return _scan(paths, reader, None, None)
 
 
+_SPOOLED_IN_MEMORY = 4 << 20  # snapshots.json kept in memory up to this, then in a temporary file
+
+
+class _Snapshots:
+    """``snapshots.json`` as the scan finds its snapshots: each view dumped as it comes (the bytes
+    ``orjson.dumps(views, option=OPT_INDENT_2)`` gives for the whole list), in memory up to
+    ``_SPOOLED_IN_MEMORY``, then in a temporary file beside the ZIP (private, removed from the
+    directory as it is made), so the export's memory stays bounded however many snapshots the
+    session holds. The latest view is kept, for ``resume.json``."""
+
+    def __init__(self, directory: Path):
+        self._file = tempfile.SpooledTemporaryFile(_SPOOLED_IN_MEMORY, dir=directory)  # noqa: SIM115  (closed by close())
+        self.count = 0
+        self.latest: dict[str, Any] | None = None
+
+    def add(self, view: dict[str, Any]) -> None:
+        data = orjson.dumps(view, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n  ")
+        self._file.write((b",\n  " if self.count else b"[\n  ") + data)
+        self.count += 1
+        self.latest = view
+
+    def finish(self) -> int:
+        """The list closed; its length in bytes."""
+        self._file.write(b"\n]" if self.count else b"[]")
+        return self._file.tell()
+
+    def copy(self, write: Callable[[bytes], Any]) -> None:
+        self._file.seek(0)
+        while chunk := self._file.read(1 << 20):
+            write(chunk)
+
+    def close(self) -> None:
+        self._file.close()
+
+
 class _Found(NamedTuple):
-    snapshots: list[dict[str, Any]]  # snapshots.json's
+    snapshots: _Snapshots  # snapshots.json's (the caller closes it)
     last: dict[str, Any] | None  # the last snapshot entry
     total: int  # the session's entries
     last_messages: list[dict[str, Any]]  # the views of the last snapshot's messages
@@ -728,7 +771,23 @@ def _scan(
     """See :func:`_snapshots`. ``first``: the scan of ``paths[0]`` (then ``reader`` reads the
     others only)."""
     known = written
-    snapshots: list[dict[str, Any]] = []
+    snapshots = _Snapshots(paths[0].parent)
+    try:
+        return _scan_into(snapshots, paths, reader, written, chunks, first, known)
+    except BaseException:
+        snapshots.close()
+        raise
+
+
+def _scan_into(
+    snapshots: _Snapshots,
+    paths: list[Path],
+    reader: _ReadAhead,
+    written: _Written | None,
+    chunks: Iterator[bytes] | None,
+    first: _Scan | None,
+    known: _Written | None,
+) -> _Found:
     last: dict[str, Any] | None = None  # the last snapshot entry so far, and the file it is in
     last_file = 0
     ids: list[str] | None = None  # its message ids (the next one's are by reference to them)
@@ -747,7 +806,7 @@ def _scan(
             index = offset + scan.where(number - 2)
             if entry.get("type") == fmt.SNAPSHOT:
                 view, ids = fmt.snapshot_reference_view(entry, index - previous - 1, ids)
-                snapshots.append(view)
+                snapshots.add(view)
                 last, last_file, previous = entry, in_file, index
             elif written is not None:
                 raise _Doubt  # a line the writer wrote as a snapshot entry is not one
@@ -771,9 +830,9 @@ def _root_meta(path: Path) -> dict[str, Any]:
 
 def _resume_state(found: _Found, tier: str) -> dict[str, Any]:
     """What a resume needs: the latest snapshot, complete only in the checkpoint tier."""
-    if not found.snapshots:
+    latest = found.snapshots.latest
+    if latest is None:
         return {"resumable": False, "reason": "no snapshot was recorded", "tier": tier}
-    latest = found.snapshots[-1]
     resumable = tier == "checkpoint"
     return {
         "resumable": resumable,

@@ -370,3 +370,38 @@ def test_a_sliding_windows_snapshots_json_grows_with_what_is_new_not_the_window(
         assert loaded == oat.load_session(path).snapshots
         assert [len(s["agent_messages"]) for s in loaded][-1] == window + 1
     assert sizes[200] < 1.3 * sizes[40], sizes  # (measured 0.9; the ids whole: ~4.5 times)
+
+
+def test_snapshots_json_is_spooled_not_held_however_many_snapshots(tmp_path, monkeypatch):
+    """The export's memory does not grow with the number of snapshots: each view is dumped as it is
+    found (the same bytes as the whole list dumped at once), in memory up to a bound, then in a
+    temporary file that is never in the directory listing."""
+    import tracemalloc
+
+    monkeypatch.setattr(archive, "_SPOOLED_IN_MEMORY", 1 << 20)
+    views = [
+        {"snapshot_id": i, "agent_message_ids": {"keep": i, "add": [f"0a0b0c0d-{i:04d}"]}, "note": "x" * 1200}
+        for i in range(4000)
+    ]
+    expected = orjson.dumps(views, option=orjson.OPT_INDENT_2)
+    tracemalloc.start()
+    try:
+        spool = archive._Snapshots(tmp_path)
+        for view in views:
+            spool.add(view)
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert len(expected) > 4 << 20 and held < 2 << 20  # (the list's JSON is 4 MB and more)
+    assert list(tmp_path.iterdir()) == []  # rolled over into a file removed as it was made
+    assert spool.count == 4000 and spool.latest == views[-1]
+    assert spool.finish() == len(expected)
+    out = bytearray()
+    spool.copy(out.extend)
+    spool.close()
+    assert bytes(out) == expected
+    empty = archive._Snapshots(tmp_path)
+    empty.finish()
+    out.clear()
+    empty.copy(out.extend)
+    assert bytes(out) == orjson.dumps([], option=orjson.OPT_INDENT_2)
