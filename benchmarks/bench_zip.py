@@ -2,8 +2,9 @@
 side by side with another commit's (default ``5c6c48c``, the code before issue 12's "Exit" goal).
 
 A session of ``--size-mb`` (default 250) is recorded once by the real recorder through the public
-API (conversation turns: a user message, a tool call, an assistant message; a snapshot every 50
-turns naming the last ``--window`` messages, default 40) and kept under
+API (conversation turns: a user message, a tool call, an assistant message; a snapshot every
+``--every`` turns, default 50, naming the last ``--window`` messages, default 40; ``--every 1`` is
+the shape of a zero-code agent, whose every model call ends with an automatic snapshot) and kept under
 ``~/.cache/otel-agent-trace/bench-zip/`` (made again when missing). Each measurement exports its
 ZIP in a fresh interpreter (``export_zip`` of the code under test, the session file hard-linked
 into a new directory), in turn old/new for ``--rounds`` rounds; the median is reported, wall and
@@ -42,7 +43,7 @@ CACHE = Path.home() / ".cache" / "otel-agent-trace" / "bench-zip"
 _TURNS = """
 import json, os, random, sys, time
 import otel_agent_trace as oat
-target, directory, window = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+target, directory, window, every = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 rng = random.Random(12)
 words = [f"w{rng.randrange(16**6):x}" for _ in range(20000)]
 
@@ -55,7 +56,7 @@ def record(s):
     path = s.files[0]
     turn = 0
     while os.path.getsize(path) < target:
-        for _ in range(50):
+        for _ in range(every):
             user = {"role": "user", "content": " ".join(rng.choices(words, k=150))}
             oat.record_message("user", user["content"])
             lookup(user["content"][:200])
@@ -128,8 +129,9 @@ def _known(session: Path) -> Path:
     return session.with_suffix(".writer.json")
 
 
-def _session(size_mb: int, window: int) -> Path:
-    directory = CACHE / (f"{size_mb}mb" if window == 40 else f"{size_mb}mb-w{window}")
+def _session(size_mb: int, window: int, every: int = 50) -> Path:
+    name = f"{size_mb}mb" + (f"-w{window}" if window != 40 else "") + (f"-e{every}" if every != 50 else "")
+    directory = CACHE / name
     found = sorted(p for p in directory.glob("session-*.jsonl") if p.name.count(".") == 1)
     if found and _known(found[0]).exists():
         return found[0]
@@ -138,7 +140,7 @@ def _session(size_mb: int, window: int) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, AGENT_TRACE_ZIP="0", OTEL_SDK_DISABLED="false")
     out = subprocess.run(
-        [sys.executable, "-c", _GENERATE, str(size_mb << 20), str(directory), str(window)],
+        [sys.executable, "-c", _GENERATE, str(size_mb << 20), str(directory), str(window), str(every)],
         env=env,
         check=True,
         capture_output=True,
@@ -177,14 +179,14 @@ def _export(session: Path, pythonpath: Path, work: Path, known: str) -> tuple[fl
     return float(seconds), float(cpu), Path(path)
 
 
-def _live(size_mb: int, window: int, pythonpath: Path, work: Path) -> dict[str, Any]:
+def _live(size_mb: int, window: int, every: int, pythonpath: Path, work: Path) -> dict[str, Any]:
     """A session of ``size_mb`` recorded and stopped in a fresh interpreter with the code at
     ``pythonpath``: the recording's and the stop's wall and CPU seconds, its files."""
     work.mkdir(parents=True)
     env = dict(os.environ, PYTHONPATH=str(pythonpath), OTEL_SDK_DISABLED="false")
     env.pop("AGENT_TRACE_ZIP", None)
     out = subprocess.run(
-        [sys.executable, "-c", _LIVE, str(size_mb << 20), str(work), str(window)],
+        [sys.executable, "-c", _LIVE, str(size_mb << 20), str(work), str(window), str(every)],
         env=env,
         check=True,
         capture_output=True,
@@ -202,7 +204,7 @@ def _live_main(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="bench-zip-live-") as tmp:
         for r in range(args.rounds):
             for label, pythonpath in (("old", old), ("new", REPO)):
-                run = _live(args.size_mb, args.window, pythonpath, Path(tmp) / f"{label}{r}")
+                run = _live(args.size_mb, args.window, args.every, pythonpath, Path(tmp) / f"{label}{r}")
                 with zipfile.ZipFile(run["zip"]) as zf:  # a whole ZIP, the session in it
                     whole = zf.testzip() is None
                     run["zip_ok"] = whole and zf.read("events.jsonl") == Path(run["jsonl"]).read_bytes()
@@ -214,6 +216,7 @@ def _live_main(args: argparse.Namespace) -> None:
         "mode": "live",
         "size_mb": args.size_mb,
         "window": args.window,
+        "every": args.every,
         "rounds": args.rounds,
         "python": platform.python_version(),
         "against": args.against,
@@ -236,7 +239,10 @@ def _live_main(args: argparse.Namespace) -> None:
     if args.json:
         print(json.dumps(result, indent=2))
         return
-    print(f"sessions of {args.size_mb} MB recorded and stopped, {args.rounds} rounds, window {args.window}")
+    print(
+        f"sessions of {args.size_mb} MB recorded and stopped, {args.rounds} rounds, window {args.window}, "
+        f"a snapshot every {args.every} turns"
+    )
     head = f"{'code':<12}{'stop s':>9}{'MB/s':>9}{'stop CPU s':>11}{'record s':>10}{'record CPU s':>13}"
     print(head + "  stop min-max")
     for label in ("old", "new"):
@@ -277,6 +283,12 @@ def main() -> None:
     parser.add_argument(
         "--window", type=int, default=40, help="messages each snapshot names (its snapshots.json share)"
     )
+    parser.add_argument(
+        "--every",
+        type=int,
+        default=50,
+        help="turns between snapshots (1: a zero-code agent's: every model call's)",
+    )
     parser.add_argument("--against", default="5c6c48c", help="the commit to compare with")
     parser.add_argument(
         "--scan",
@@ -294,7 +306,7 @@ def main() -> None:
         _live_main(args)
         return
 
-    session = _session(args.size_mb, args.window)
+    session = _session(args.size_mb, args.window, args.every)
     known = "" if args.scan else str(_known(session))
     size_mb = session.stat().st_size / 1e6
     load_before = os.getloadavg()
