@@ -26,7 +26,7 @@ import orjson
 
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace._internal.guard import own_io
-from otel_agent_trace.session_format.reader import MAX_LINE_BYTES, open_regular
+from otel_agent_trace.session_format.reader import MAX_LINE_BYTES, LineReader, open_regular
 from otel_agent_trace.session_format.views import MESSAGE_ENTRY_KEYS, MESSAGE_OWN_KEYS
 
 if TYPE_CHECKING:
@@ -127,9 +127,19 @@ def _finish_ahead(
     if written is None or ahead.copied > written.written:
         raise _Doubt
     ahead.copy(written.written)
+    views = ahead.take_views()
+    if views is not None:
+        try:  # the snapshot lines written since the copy thread last looked
+            views.advance(ahead.src, written.offsets, written.lines, written.written, final=True)
+        except (_Doubt, OSError):
+            views.close()
+            views = None
     reader = _ReadAhead(paths[1:], ahead.write)
     try:
-        found = _scan(paths, reader, written, None, _MappedScan(paths[0], written))
+        if views is None:
+            found = _scan(paths, reader, written, None, _MappedScan(paths[0], written))
+        else:  # the session's own file is done: its child processes' files are scanned
+            found = _scan(paths, reader, written, None, None, views)
     finally:
         reader.close()
     size = ahead.copied
@@ -754,6 +764,73 @@ class _Snapshots:
         self._file.close()
 
 
+class _AheadViews:
+    """``snapshots.json`` of the session's own file, made while the session runs: the copy thread
+    of ``recording.zip_ahead`` takes the snapshot lines its writer wrote (``TierWriter``'s
+    ``snapshot_offsets`` and ``snapshot_lines``) as the file grows, as :class:`_MappedScan` and
+    :func:`_scan_into` would take them at stop, so that the stop takes only those written since.
+    (A session of an automatic snapshot at each model call has one every few KB: taken at stop,
+    they set its pace, not the copy.) Any doubt (:class:`_Doubt`) and they are dropped: the export
+    reads the file at stop as before."""
+
+    def __init__(self, path: Path):
+        self.spool = _Snapshots(path.parent)
+        self.ids: list[str] | None = None  # the last snapshot's message ids
+        self.previous = -1  # its entry number in the file
+        self.last: dict[str, Any] | None = None  # its entry
+        self.taken = 0  # snapshot lines taken
+        self._lines: LineReader | None = None
+        self._root_end = 0  # the offset of the root line's newline
+
+    def advance(self, fd: int, offsets: Any, numbers: Any, written: int, *, final: bool = False) -> None:
+        """Take the snapshot lines ``fd`` holds whole within its first ``written`` bytes (the
+        writer's count, read before its offsets: a line being written is left for later), read
+        where the writer wrote them in the file mapped in memory. ``final``: all of them must be
+        (the writer has stopped), else :class:`_Doubt`."""
+        count = min(len(offsets), len(numbers))
+        k = self.taken
+        if k >= count and not final:
+            return
+        try:
+            mapped = mmap.mmap(fd, written, prot=mmap.PROT_READ)
+        except (ValueError, OSError):  # (the file is shorter than its writer wrote)
+            raise _Doubt from None
+        with mapped as mm:
+            if self._lines is None:
+                end = mm.find(b"\n", 0, _LONGEST)
+                lines = LineReader()
+                if end < 0 or lines.entry(mm[:end]) is None:
+                    raise _Doubt  # (a root line the reader does not take as it is)
+                self._lines, self._root_end = lines, end
+            try:
+                while k < count:
+                    offset = offsets[k]
+                    if offset >= written:
+                        break  # not written yet
+                    if offset <= self._root_end or mm[offset - 1] != 10:
+                        raise _Doubt  # not where a line starts
+                    stop = mm.find(b"\n", offset, offset + _LONGEST)
+                    if stop < 0:
+                        if offset + _LONGEST < written:
+                            raise _Doubt  # (too long: dropped by the reader)
+                        break  # not written whole yet
+                    entry = self._lines.entry(mm[offset:stop])
+                    if entry is None or entry.get("type") != fmt.SNAPSHOT:
+                        raise _Doubt
+                    index = numbers[k]
+                    view, self.ids = fmt.snapshot_reference_view(entry, index - self.previous - 1, self.ids)
+                    self.spool.add(view)
+                    self.last, self.previous = entry, index
+                    k += 1
+            finally:
+                self.taken = k
+        if final and k != len(offsets):
+            raise _Doubt
+
+    def close(self) -> None:
+        self.spool.close()
+
+
 class _Found(NamedTuple):
     snapshots: _Snapshots  # snapshots.json's (the caller closes it)
     last: dict[str, Any] | None  # the last snapshot entry
@@ -767,13 +844,15 @@ def _scan(
     written: _Written | None,
     chunks: Iterator[bytes] | None,
     first: _Scan | None = None,
+    ahead: _AheadViews | None = None,
 ) -> _Found:
     """See :func:`_snapshots`. ``first``: the scan of ``paths[0]`` (then ``reader`` reads the
-    others only)."""
+    others only). ``ahead``: ``paths[0]``'s snapshots, made while the session ran (all of them,
+    ``written`` being what its writer wrote): the scan goes on with the files after it."""
     known = written
-    snapshots = _Snapshots(paths[0].parent)
+    snapshots = ahead.spool if ahead is not None else _Snapshots(paths[0].parent)
     try:
-        return _scan_into(snapshots, paths, reader, written, chunks, first, known)
+        return _scan_into(snapshots, paths, reader, written, chunks, first, known, ahead)
     except BaseException:
         snapshots.close()
         raise
@@ -787,13 +866,21 @@ def _scan_into(
     chunks: Iterator[bytes] | None,
     first: _Scan | None,
     known: _Written | None,
+    ahead: _AheadViews | None = None,
 ) -> _Found:
     last: dict[str, Any] | None = None  # the last snapshot entry so far, and the file it is in
     last_file = 0
     ids: list[str] | None = None  # its message ids (the next one's are by reference to them)
     previous = -1  # its entry number in the session
     offset = 0
+    done = 0  # files scanned
+    if ahead is not None and known is not None:  # the first file's, made while the session ran
+        last, ids, previous = ahead.last, ahead.ids, ahead.previous
+        offset, done = known.entries, 1
+        written = chunks = None
     for in_file, path in enumerate(paths):
+        if in_file < done:
+            continue
         if first is not None and in_file == 0:
             scan: _Scan = first
         elif written is not None and chunks is not None:

@@ -52,6 +52,8 @@ class ZipAhead:
         self.taken = False  # by the export: the thread copies no more
         self.copied = 0  # bytes of the member's data written (the session file's, then others')
         self.crc = 0
+        # snapshots.json of the session file as it grows (None: dropped, made at stop)
+        self.views: archive._AheadViews | None = None
         placeholder = _events_info(zipfile.ZipInfo(fmt.ZIP_EVENTS)).FileHeader(zip64=True)
         self.header_size = len(placeholder)
         self.src = os.open(writer.path, os.O_RDONLY | _FLAGS)
@@ -62,9 +64,35 @@ class ZipAhead:
             raise
         try:
             _pwrite(self.dst, placeholder, 0)
+            self.views = archive._AheadViews(writer.path)
         except BaseException:
             self.close(remove=True)
             raise
+
+    def advance_views(self) -> None:
+        """Take the snapshot lines written so far into ``snapshots.json`` (see
+        ``archive._AheadViews``); on any doubt, leave them all to the export at stop."""
+        views = self.views
+        if views is None:
+            return
+        writer = self.writer
+        try:
+            if writer.failed or writer.partial:
+                raise archive._Doubt
+            written = writer.written  # (before the offsets: a line being written is left for later)
+            views.advance(self.src, writer.snapshot_offsets, writer.snapshot_lines, written)
+        except (archive._Doubt, OSError):
+            self.views = None
+            views.close()
+        except Exception as exc:  # a bug of ours: the export takes them all at stop
+            self.views = None
+            views.close()
+            internal_error("taking the session's snapshots ahead", exc)
+
+    def take_views(self) -> archive._AheadViews | None:
+        """For the export: the snapshots taken while the session ran (``None``: none to take)."""
+        views, self.views = self.views, None
+        return views
 
     def copy(self, upto: int) -> None:
         """Copy the session file's bytes from where the copy is up to ``upto``."""
@@ -98,6 +126,9 @@ class ZipAhead:
         return self.header_size + self.copied
 
     def close(self, *, remove: bool) -> None:
+        views, self.views = self.views, None
+        if views is not None:
+            views.close()
         for fd in (self.src, self.dst):
             try:
                 os.close(fd)
@@ -197,8 +228,11 @@ def _copy(writer: TierWriter) -> None:
     try:
         while True:  # a chunk at a time: the export takes the copy between two
             with ahead.lock:
+                if ahead.taken:
+                    return
                 upto = min(writer.written, ahead.copied + _CHUNK)
-                if ahead.taken or ahead.copied >= upto:
+                if ahead.copied >= upto:  # caught up: the snapshot lines written so far, then wait
+                    ahead.advance_views()
                     return
                 ahead.copy(upto)
     except OSError:  # (full disk, a file cut short): dropped, the export copies it all

@@ -248,6 +248,31 @@ def _bad_line(
     raise SessionFormatError(path, number, reason)
 
 
+class LineReader:
+    """The entries of one file's lines handed over one at a time, as :func:`iter_lines` reads them
+    (parsed; a 1.2 or later file upgraded from its root line on): for a reader that takes the lines
+    as the file grows, or only some of them (the root line first, then any, in file order)."""
+
+    def __init__(self) -> None:
+        self._upgrade: Upgrade | None = _UNDECIDED
+
+    def entry(self, raw: bytes) -> dict[str, Any] | None:
+        """The entry of a line (without its newline); ``None`` when it is not a JSON object."""
+        try:
+            entry = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return None
+        if type(entry) is not dict:
+            return None
+        upgrade = self._upgrade
+        if upgrade is not None:  # (as _entries does)
+            if upgrade is _UNDECIDED:
+                self._upgrade = Upgrade(entry) if compact_version(entry) else None
+            elif not upgrade.step(entry):
+                self._upgrade = None
+        return entry
+
+
 def iter_lines(
     stream: IO[bytes],
     path: str,

@@ -144,8 +144,16 @@ def _views_of(
 
 
 def _message_ids(entry: Mapping[str, Any]) -> list[str]:
+    """A snapshot's message ids, the ``str`` ones (a copy: all are, most often, found in C)."""
     ids = entry.get("message_ids")
-    return [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
+    if not isinstance(ids, list):
+        return []
+    if _STR_ONLY.issuperset(map(type, ids)):
+        return list(ids)
+    return [i for i in ids if isinstance(i, str)]
+
+
+_STR_ONLY = frozenset({str})
 
 
 def common_prefix(ids: list[Any], previous: list[Any]) -> int:

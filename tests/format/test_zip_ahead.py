@@ -100,6 +100,33 @@ def test_the_zip_is_the_copy_made_while_the_session_ran(tmp_path: Path, ahead: i
     assert zipped.complete and len(zipped.snapshots) == 40
 
 
+def test_the_snapshots_are_taken_while_the_session_runs(tmp_path: Path, ahead: int) -> None:
+    """snapshots.json is made as the file grows, by the copy thread: at stop only the snapshots
+    written since are left to take (a snapshot at every model call would otherwise set the stop's
+    pace). The ZIP is the same as an export that takes them all at stop."""
+    taken: dict[str, int] = {}
+
+    def during(s: Any, turn: int) -> None:
+        if turn == 35:
+            _copying(tmp_path, 2)
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and not taken:
+                copies = [zip_ahead._aheads.get(t.writer) for t in s._recorder.tiers]
+                views = [c.views if c is not None else None for c in copies]
+                if all(v is not None and v.taken >= 25 for v in views):
+                    for tier, v in zip(s._recorder.tiers, views, strict=True):
+                        taken[tier.writer.tier] = v.taken  # type: ignore[union-attr]
+                time.sleep(0.01)
+
+    s = record_session(tmp_path, turns=40, during=during)
+    recorder = s._recorder
+    written = [Path(p) for p in s.stop()]
+    assert set(taken) == {"trace", "checkpoint"}, "the copy thread took no snapshots"
+    assert all(n <= 35 for n in taken.values())
+    _same_as_a_fresh_export(recorder, written)
+    assert len(oat.load_session(written[0]).snapshots) == 40
+
+
 def test_threads_writing_while_the_copy_runs(tmp_path: Path, ahead: int) -> None:
     @oat.tool
     def work(n: int) -> str:
