@@ -737,31 +737,66 @@ class _Snapshots:
     ``orjson.dumps(views, option=OPT_INDENT_2)`` gives for the whole list), in memory up to
     ``_SPOOLED_IN_MEMORY``, then in a temporary file beside the ZIP (private, removed from the
     directory as it is made), so the export's memory stays bounded however many snapshots the
-    session holds. The latest view is kept, for ``resume.json``."""
+    session holds. The latest view is kept, for ``resume.json``. Written with ``os.write``, no
+    buffer of Python's: a process forked meanwhile (whose copy of it is closed, never flushed)
+    cannot write into it."""
 
     def __init__(self, directory: Path):
-        self._file = tempfile.SpooledTemporaryFile(_SPOOLED_IN_MEMORY, dir=directory)  # noqa: SIM115  (closed by close())
+        self._directory = directory
+        self._memory = bytearray()
+        self._fd = -1
+        self._name: str | None = None  # (where an open file cannot be removed: removed at close)
+        self._size = 0
         self.count = 0
         self.latest: dict[str, Any] | None = None
 
     def add(self, view: dict[str, Any]) -> None:
         data = orjson.dumps(view, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n  ")
-        self._file.write((b",\n  " if self.count else b"[\n  ") + data)
+        self._write((b",\n  " if self.count else b"[\n  ") + data)
         self.count += 1
         self.latest = view
 
+    def _write(self, data: bytes) -> None:
+        self._size += len(data)
+        if self._fd < 0:
+            self._memory += data
+            if len(self._memory) <= _SPOOLED_IN_MEMORY:
+                return
+            self._fd, name = tempfile.mkstemp(prefix=".snapshots.", suffix=".tmp", dir=self._directory)
+            try:
+                os.unlink(name)
+            except OSError:
+                self._name = name
+            data, self._memory = bytes(self._memory), bytearray()
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view) :]
+
     def finish(self) -> int:
         """The list closed; its length in bytes."""
-        self._file.write(b"\n]" if self.count else b"[]")
-        return self._file.tell()
+        self._write(b"\n]" if self.count else b"[]")
+        return self._size
 
     def copy(self, write: Callable[[bytes], Any]) -> None:
-        self._file.seek(0)
-        while chunk := self._file.read(1 << 20):
+        if self._fd < 0:
+            write(bytes(self._memory))
+            return
+        offset = 0
+        while chunk := os.pread(self._fd, 1 << 20, offset):
             write(chunk)
+            offset += len(chunk)
 
     def close(self) -> None:
-        self._file.close()
+        self._memory = bytearray()
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+        if self._name is not None:
+            try:
+                os.unlink(self._name)
+            except OSError:
+                pass
+            self._name = None
 
 
 class _AheadViews:

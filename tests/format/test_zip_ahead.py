@@ -28,7 +28,9 @@ START = 6 << 10
 
 @pytest.fixture(params=[4 << 20, 4096, 301], ids=lambda n: f"chunk{n}")
 def ahead(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
-    """Copy ahead from ``START`` bytes on, every 2 KB, ``param`` bytes at a time."""
+    """Copy ahead from ``START`` bytes on, every 2 KB, ``param`` bytes at a time; snapshots.json
+    spooled into a file past 2 KB (forked children inherit it: they must not write into it)."""
+    monkeypatch.setattr(archive, "_SPOOLED_IN_MEMORY", 2 << 10)
     monkeypatch.setattr(zip_ahead, "START", START)
     monkeypatch.setattr(zip_ahead, "STEP", 2 << 10)
     monkeypatch.setattr(zip_ahead, "_CHUNK", request.param)

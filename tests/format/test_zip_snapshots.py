@@ -4,6 +4,7 @@ whatever the chunk boundaries, where the named messages are, and however the lin
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 import types
@@ -405,3 +406,29 @@ def test_snapshots_json_is_spooled_not_held_however_many_snapshots(tmp_path, mon
     out.clear()
     empty.copy(out.extend)
     assert bytes(out) == orjson.dumps([], option=orjson.OPT_INDENT_2)
+
+
+def test_a_forked_child_closing_its_copy_of_the_spool_writes_nothing_into_it(tmp_path, monkeypatch):
+    """A process forked while snapshots.json is being spooled (the copy thread makes it while the
+    session runs) closes its copy at once (``zip_ahead``'s at-fork handler): nothing it held in a
+    buffer may reach the parent's file."""
+    monkeypatch.setattr(archive, "_SPOOLED_IN_MEMORY", 1 << 10)
+    views = [{"snapshot_id": i, "note": "n" * (i % 50)} for i in range(300)]
+    spool = archive._Snapshots(tmp_path)
+    for view in views[:150]:
+        spool.add(view)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            spool.close()
+        finally:
+            os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    for view in views[150:]:
+        spool.add(view)
+    spool.finish()
+    out = bytearray()
+    spool.copy(out.extend)
+    spool.close()
+    assert bytes(out) == orjson.dumps(views, option=orjson.OPT_INDENT_2)
