@@ -730,6 +730,7 @@ def _snapshots(paths: list[Path], reader: _ReadAhead, written: _Written | None =
 
 
 _SPOOLED_IN_MEMORY = 4 << 20  # snapshots.json kept in memory up to this, then in a temporary file
+_SPOOL_BLOCK = 1 << 20  # written to that file this much at a time
 
 
 class _Snapshots:
@@ -737,9 +738,10 @@ class _Snapshots:
     ``orjson.dumps(views, option=OPT_INDENT_2)`` gives for the whole list), in memory up to
     ``_SPOOLED_IN_MEMORY``, then in a temporary file beside the ZIP (private, removed from the
     directory as it is made), so the export's memory stays bounded however many snapshots the
-    session holds. The latest view is kept, for ``resume.json``. Written with ``os.write``, no
-    buffer of Python's: a process forked meanwhile (whose copy of it is closed, never flushed)
-    cannot write into it."""
+    session holds. The latest view is kept, for ``resume.json``. Written with ``os.write`` a
+    block at a time from a buffer of its own that :meth:`close` drops: a process forked meanwhile
+    (zip_ahead's at-fork handler closes its copy) never writes into it, as a Python file object's
+    buffer, flushed when closed, would."""
 
     def __init__(self, directory: Path):
         self._directory = directory
@@ -758,8 +760,8 @@ class _Snapshots:
 
     def _write(self, data: bytes) -> None:
         self._size += len(data)
+        self._memory += data
         if self._fd < 0:
-            self._memory += data
             if len(self._memory) <= _SPOOLED_IN_MEMORY:
                 return
             self._fd, name = tempfile.mkstemp(prefix=".snapshots.", suffix=".tmp", dir=self._directory)
@@ -767,8 +769,12 @@ class _Snapshots:
                 os.unlink(name)
             except OSError:
                 self._name = name
-            data, self._memory = bytes(self._memory), bytearray()
-        view = memoryview(data)
+        if len(self._memory) >= _SPOOL_BLOCK:  # (a system call per block: each lets go of the GIL)
+            self._flush()
+
+    def _flush(self) -> None:
+        pending, self._memory = self._memory, bytearray()
+        view = memoryview(pending)
         while view:
             view = view[os.write(self._fd, view) :]
 
@@ -781,6 +787,7 @@ class _Snapshots:
         if self._fd < 0:
             write(bytes(self._memory))
             return
+        self._flush()
         offset = 0
         while chunk := os.pread(self._fd, 1 << 20, offset):
             write(chunk)

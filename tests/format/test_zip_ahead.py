@@ -31,6 +31,7 @@ def ahead(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> in
     """Copy ahead from ``START`` bytes on, every 2 KB, ``param`` bytes at a time; snapshots.json
     spooled into a file past 2 KB (forked children inherit it: they must not write into it)."""
     monkeypatch.setattr(archive, "_SPOOLED_IN_MEMORY", 2 << 10)
+    monkeypatch.setattr(archive, "_SPOOL_BLOCK", 1 << 10)
     monkeypatch.setattr(zip_ahead, "START", START)
     monkeypatch.setattr(zip_ahead, "STEP", 2 << 10)
     monkeypatch.setattr(zip_ahead, "_CHUNK", request.param)

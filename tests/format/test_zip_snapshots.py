@@ -380,6 +380,7 @@ def test_snapshots_json_is_spooled_not_held_however_many_snapshots(tmp_path, mon
     import tracemalloc
 
     monkeypatch.setattr(archive, "_SPOOLED_IN_MEMORY", 1 << 20)
+    monkeypatch.setattr(archive, "_SPOOL_BLOCK", 256 << 10)
     views = [
         {"snapshot_id": i, "agent_message_ids": {"keep": i, "add": [f"0a0b0c0d-{i:04d}"]}, "note": "x" * 1200}
         for i in range(4000)
@@ -413,6 +414,7 @@ def test_a_forked_child_closing_its_copy_of_the_spool_writes_nothing_into_it(tmp
     session runs) closes its copy at once (``zip_ahead``'s at-fork handler): nothing it held in a
     buffer may reach the parent's file."""
     monkeypatch.setattr(archive, "_SPOOLED_IN_MEMORY", 1 << 10)
+    monkeypatch.setattr(archive, "_SPOOL_BLOCK", 700)  # (a block written, and one pending, at the fork)
     views = [{"snapshot_id": i, "note": "n" * (i % 50)} for i in range(300)]
     spool = archive._Snapshots(tmp_path)
     for view in views[:150]:
