@@ -128,20 +128,25 @@ def _finish_ahead(
         raise _Doubt
     ahead.copy(written.written)
     views = ahead.take_views()
-    if views is not None:
-        try:  # the snapshot lines written since the copy thread last looked
-            views.advance(ahead.src, written.offsets, written.lines, written.written, final=True)
-        except (_Doubt, OSError):
-            views.close()
-            views = None
-    reader = _ReadAhead(paths[1:], ahead.write)
     try:
-        if views is None:
-            found = _scan(paths, reader, written, None, _MappedScan(paths[0], written))
-        else:  # the session's own file is done: its child processes' files are scanned
-            found = _scan(paths, reader, written, None, None, views)
-    finally:
-        reader.close()
+        if views is not None:
+            try:  # the snapshot lines written since the copy thread last looked
+                views.advance(ahead.src, written.offsets, written.lines, written.written, final=True)
+            except (_Doubt, OSError):
+                views.close()
+                views = None
+        reader = _ReadAhead(paths[1:], ahead.write)
+        try:
+            if views is None:
+                found = _scan(paths, reader, written, None, _MappedScan(paths[0], written))
+            else:  # the session's own file is done: its child processes' files are scanned
+                found = _scan(paths, reader, written, None, None, views)
+        finally:
+            reader.close()
+    except BaseException:
+        if views is not None:  # (its file's descriptor: closed here, not left to the collector)
+            views.close()
+        raise
     size = ahead.copied
     info = ahead.finish(stamp)
     with open(ahead.dst, "r+b", closefd=False) as raw:
