@@ -127,20 +127,22 @@ def _finish_ahead(
     if written is None or ahead.copied > written.written:
         raise _Doubt
     ahead.copy(written.written)
+    # Its snapshot lines: those written since the copy thread last looked (all of them when it
+    # took none, or its doubt dropped them); a doubt here and the export copies it all.
     views = ahead.take_views()
     try:
         if views is not None:
-            try:  # the snapshot lines written since the copy thread last looked
+            try:
                 views.advance(ahead.src, written.offsets, written.lines, written.written, final=True)
             except (_Doubt, OSError):
                 views.close()
                 views = None
+        if views is None:
+            views = _AheadViews(paths[0])
+            views.advance(ahead.src, written.offsets, written.lines, written.written, final=True)
         reader = _ReadAhead(paths[1:], ahead.write)
-        try:
-            if views is None:
-                found = _scan(paths, reader, written, None, _MappedScan(paths[0], written))
-            else:  # the session's own file is done: its child processes' files are scanned
-                found = _scan(paths, reader, written, None, None, views)
+        try:  # the session's own file is done: its child processes' files are scanned
+            found = _scan(paths, reader, written, None, views)
         finally:
             reader.close()
     except BaseException:
@@ -617,35 +619,6 @@ class _KnownScan(_Scan):
         return self.found.popleft()[1]
 
 
-class _MappedScan(_KnownScan):
-    """:class:`_KnownScan` without reading the file through: its root line and its snapshot lines
-    read where the writer wrote them, in the file mapped in memory (the rest of it was copied
-    while the session ran: ``recording.zip_ahead``). The same lines as ``_KnownScan`` gives, the
-    same doubts."""
-
-    def __init__(self, path: Path, written: _Written):
-        super().__init__(path, (), written)
-
-    def lines(self) -> Iterator[bytes]:
-        written = self._written
-        with open_regular(self.path) as stream, mmap.mmap(stream.fileno(), 0, prot=mmap.PROT_READ) as mm:
-            if len(mm) != written.written:
-                raise _Doubt
-            end = mm.find(b"\n", 0, _LONGEST)
-            yield mm[: end + 1] if end >= 0 else b"\n"  # (a root line too long: the reader's blank)
-            number = 0
-            for offset, line in zip(written.offsets, written.lines, strict=True):
-                if offset <= end or mm[offset - 1] != 10:
-                    raise _Doubt
-                stop = mm.find(b"\n", offset, offset + _LONGEST)
-                if stop < 0:
-                    continue  # too long: the reader drops it
-                self.found.append((number, line))
-                number += 1
-                yield mm[offset : stop + 1]
-        self.entries = written.entries
-
-
 def _messages_of_last(
     paths: list[Path], in_file: int, ids: list[str], written: _Written | None
 ) -> list[dict[str, Any]]:
@@ -814,11 +787,11 @@ class _Snapshots:
 class _AheadViews:
     """``snapshots.json`` of the session's own file, made while the session runs: the copy thread
     of ``recording.zip_ahead`` takes the snapshot lines its writer wrote (``TierWriter``'s
-    ``snapshot_offsets`` and ``snapshot_lines``) as the file grows, as :class:`_MappedScan` and
-    :func:`_scan_into` would take them at stop, so that the stop takes only those written since.
-    (A session of an automatic snapshot at each model call has one every few KB: taken at stop,
-    they set its pace, not the copy.) Any doubt (:class:`_Doubt`) and they are dropped: the export
-    reads the file at stop as before."""
+    ``snapshot_offsets`` and ``snapshot_lines``) as the file grows, read where the writer wrote
+    them in the file mapped in memory, so that the stop takes only those written since. (A session
+    of an automatic snapshot at each model call has one every few KB: taken at stop, they set its
+    pace, not the copy.) Any doubt (:class:`_Doubt`) and they are dropped: the stop takes them all
+    again, and on a doubt of its own copies and scans the files as any others."""
 
     def __init__(self, path: Path):
         self.spool = _Snapshots(path.parent)
@@ -858,9 +831,10 @@ class _AheadViews:
                         raise _Doubt  # not where a line starts
                     stop = mm.find(b"\n", offset, offset + _LONGEST)
                     if stop < 0:
-                        if offset + _LONGEST < written:
-                            raise _Doubt  # (too long: dropped by the reader)
-                        break  # not written whole yet
+                        if offset + _LONGEST >= written:
+                            break  # not written whole yet
+                        k += 1  # too long: the reader drops it
+                        continue
                     entry = self._lines.entry(mm[offset:stop])
                     if entry is None or entry.get("type") != fmt.SNAPSHOT:
                         raise _Doubt
@@ -890,16 +864,15 @@ def _scan(
     reader: _ReadAhead,
     written: _Written | None,
     chunks: Iterator[bytes] | None,
-    first: _Scan | None = None,
     ahead: _AheadViews | None = None,
 ) -> _Found:
-    """See :func:`_snapshots`. ``first``: the scan of ``paths[0]`` (then ``reader`` reads the
-    others only). ``ahead``: ``paths[0]``'s snapshots, made while the session ran (all of them,
-    ``written`` being what its writer wrote): the scan goes on with the files after it."""
+    """See :func:`_snapshots`. ``ahead``: ``paths[0]``'s snapshots, all of them, taken where its
+    writer wrote them (``written``): the scan goes on with the files after it (``reader`` reads
+    those only)."""
     known = written
     snapshots = ahead.spool if ahead is not None else _Snapshots(paths[0].parent)
     try:
-        return _scan_into(snapshots, paths, reader, written, chunks, first, known, ahead)
+        return _scan_into(snapshots, paths, reader, written, chunks, known, ahead)
     except BaseException:
         snapshots.close()
         raise
@@ -911,7 +884,6 @@ def _scan_into(
     reader: _ReadAhead,
     written: _Written | None,
     chunks: Iterator[bytes] | None,
-    first: _Scan | None,
     known: _Written | None,
     ahead: _AheadViews | None = None,
 ) -> _Found:
@@ -928,10 +900,8 @@ def _scan_into(
     for in_file, path in enumerate(paths):
         if in_file < done:
             continue
-        if first is not None and in_file == 0:
-            scan: _Scan = first
-        elif written is not None and chunks is not None:
-            scan = _KnownScan(path, chunks, written)
+        if written is not None and chunks is not None:
+            scan: _Scan = _KnownScan(path, chunks, written)
         else:
             scan = _Scan(path, reader.chunks())
         for number, entry in fmt.iter_lines(_Feed(scan.lines()), str(path), issues=[]):

@@ -81,13 +81,11 @@ class ZipAhead:
                 raise archive._Doubt
             written = writer.written  # (before the offsets: a line being written is left for later)
             views.advance(self.src, writer.snapshot_offsets, writer.snapshot_lines, written)
-        except (archive._Doubt, OSError):
+        except Exception as exc:  # dropped: the export takes them all at stop
             self.views = None
             views.close()
-        except Exception as exc:  # a bug of ours: the export takes them all at stop
-            self.views = None
-            views.close()
-            internal_error("taking the session's snapshots ahead", exc)
+            if not isinstance(exc, (archive._Doubt, OSError)):  # a bug of ours
+                internal_error("taking the session's snapshots ahead", exc)
 
     def take_views(self) -> archive._AheadViews | None:
         """For the export: the snapshots taken while the session ran (``None``: none to take)."""
