@@ -89,7 +89,7 @@ class SpanScope:
     # -- decorator ------------------------------------------------------------------------------
 
     def __call__(self, fn: F) -> F:
-        return _decorate(fn, self.kind, self.name, self._attrs)
+        return _decorate(fn, self.kind, self.name, self._attrs, getattr(self, "_effects", ()))
 
 
 _RUN = object()  # "run the tool": no recorded result answers this call
@@ -109,7 +109,15 @@ def _recorded_result(kind: str, name: str | None, scope: SpanScope) -> Any:
     return result
 
 
-def _decorate(fn: F, kind: str, name: str | None, attrs: dict[str, Any]) -> F:
+def _decorate(fn: F, kind: str, name: str | None, attrs: dict[str, Any], effects: tuple[str, ...] = ()) -> F:
+    wrapper = _wrap(fn, kind, name, attrs)
+    if kind == "tool":  # what tool replay reads of the tool itself (never of a recording)
+        declared = {"name": name or fn.__name__, "effects": effects}
+        wrapper.__agent_trace_tool__ = declared  # type: ignore[attr-defined]
+    return wrapper
+
+
+def _wrap(fn: F, kind: str, name: str | None, attrs: dict[str, Any]) -> F:
     if kind == "tool":
         name = name or fn.__name__
         attrs = {
@@ -281,6 +289,7 @@ def tool(
     call_id: str | None = None,
     tool_type: str = "function",
     arguments: Any = None,
+    effects: tuple[str, ...] = (),
 ) -> SpanScope: ...
 
 
@@ -291,19 +300,26 @@ def tool(
     call_id: str | None = None,
     tool_type: str = "function",
     arguments: Any = None,
+    effects: tuple[str, ...] = (),
 ) -> Any:
     """An ``execute_tool {name}`` span: ``@tool``, ``@tool("search")`` or
-    ``with tool("search", arguments={...}) as call: call.set_result(...)``."""
+    ``with tool("search", arguments={...}) as call: call.set_result(...)``.
+
+    ``effects``: what the tool does besides reading and computing, any of ``"shell"`` (runs
+    commands), ``"writes"`` (writes files), ``"network"``; tool replay blocks such a tool unless
+    the user allows it (``--allow-shell``, ``--allow-writes``, ``--allow-network``)."""
     if callable(name):
         return _decorate(name, "tool", None, {})
     attrs = gs.tool_attributes(name or "tool", call_id=call_id, tool_type=tool_type, description=description)
     scope = _ToolScope("tool", name, attrs)
     scope._arguments = arguments
+    scope._effects = tuple(effects)
     return scope
 
 
 class _ToolScope(SpanScope):
     _arguments: Any = None
+    _effects: tuple[str, ...] = ()
 
     def __enter__(self) -> SpanScope:
         super().__enter__()

@@ -21,17 +21,38 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--start", help="first entry (id or unique prefix)")
     p.add_argument("--end", help="last entry (id or unique prefix)")
     p.add_argument("--step", action="store_true", help="step through the session interactively")
-    p.add_argument("--execute-tools", action="store_true", help="re-run recorded tool calls and compare")
+    p.add_argument(
+        "--execute-tools",
+        action="store_true",
+        help="re-run the recorded tool calls with YOUR tools (--tools-from) in --workspace and compare",
+    )
     p.add_argument("--workspace", help="directory the tools run in (created if missing)")
-    p.add_argument("--allow-shell", action="store_true", help="also re-run tools that ran commands")
-    p.add_argument("--allow-writes", action="store_true", help="also re-run tools that wrote files")
+    p.add_argument(
+        "--tools-from",
+        action="append",
+        default=[],
+        metavar="MODULE|MODULE:ATTR|SCRIPT.py",
+        help="your code that defines the tools (repeatable); the file only selects among them, "
+        "it never names code to run",
+    )
+    p.add_argument(
+        "--allow-shell",
+        action="store_true",
+        help="let re-run tools start processes (with arguments from the file: only for a file you trust)",
+    )
+    p.add_argument(
+        "--allow-writes",
+        action="store_true",
+        help="let re-run tools write files, inside --workspace only",
+    )
+    p.add_argument("--allow-network", action="store_true", help="let re-run tools use the network")
     p.add_argument("--tool", help="only calls of this tool")
     p.add_argument(
         "--import-path",
         action="append",
         default=[],
         metavar="DIR",
-        help="where the tools' modules are (besides the current directory and installed packages)",
+        help="where --tools-from modules are (besides the current directory and installed packages)",
     )
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per tool call (default 60)")
     p.add_argument("--verbose", "-v", action="store_true", help="every entry walked, one line each")
@@ -77,8 +98,9 @@ def _model_options(m: Any) -> None:
     m.add_argument(
         "--tools",
         choices=("live", "recorded"),
-        default="live",
-        help="run tools for real (default) or answer @oat.tool calls from the recording",
+        default="recorded",
+        help="recorded (default): answer the agent's tool calls from SESSION, run none; live: run your "
+        "real tools with the arguments the replayed model answers ask for (only for a file you trust)",
     )
     m.add_argument("--report", metavar="PATH", help="also write the replay report (JSON) here")
 
@@ -127,12 +149,21 @@ def _tools(args: argparse.Namespace) -> int:
         print("otel-agent-trace: --execute-tools needs --workspace DIR (tools run there)", file=sys.stderr)
         return 2
     session = load_session(args.path)
+    if not args.tools_from:
+        print(
+            "otel-agent-trace: --execute-tools needs --tools-from MODULE|SCRIPT: the code that defines "
+            "the tools (a session file never chooses what runs)",
+            file=sys.stderr,
+        )
+        return 2
     report = replay_tools(
         session,
         execute=True,
         workspace=args.workspace,
+        tools_from=args.tools_from,
         allow_shell=args.allow_shell,
         allow_writes=args.allow_writes,
+        allow_network=args.allow_network,
         only=args.tool,
         timeout=args.timeout,
         import_paths=[os.path.abspath(p) for p in args.import_path],

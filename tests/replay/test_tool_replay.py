@@ -22,7 +22,11 @@ def test_checkpoint_calls_rerun_in_the_workspace_with_writes_and_commands_blocke
     ws = tmp_path / "ws" / "new"
     here = os.getcwd()
     report = replay_tools(
-        load_session(notes.checkpoint), execute=True, workspace=ws, import_paths=[notes.cwd]
+        load_session(notes.checkpoint),
+        execute=True,
+        workspace=ws,
+        tools_from=["notes_tools"],
+        import_paths=[notes.cwd],
     )
     assert os.getcwd() == here
     calls = _by_name(report)
@@ -30,6 +34,7 @@ def test_checkpoint_calls_rerun_in_the_workspace_with_writes_and_commands_blocke
     assert calls["count_words"].new_result == {"words": 11, "chars": 67}
     assert calls["write_note"].status == "blocked" and "--allow-writes" in calls["write_note"].detail
     assert calls["python_version"].status == "blocked" and "--allow-shell" in calls["python_version"].detail
+    assert "its recorded run ran commands" in calls["python_version"].detail
     assert calls["divide"].status == "skipped" and "ZeroDivisionError" in calls["divide"].detail
     # read_note reads what the blocked write_note would have written: not there, so it fails.
     assert calls["read_note"].status == "error" and "FileNotFoundError" in calls["read_note"].detail
@@ -41,7 +46,7 @@ def test_allowed_writes_and_commands_run_in_the_workspace_only(notes, tmp_path):
     ws = tmp_path / "ws"
     done = cli(
         "replay", str(notes.checkpoint), "--execute-tools", "--workspace", str(ws),
-        "--allow-writes", "--allow-shell", cwd=notes.cwd,
+        "--tools-from", "notes_tools", "--allow-writes", "--allow-shell", cwd=notes.cwd,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     lines = {line.split()[2].rstrip(":"): line.split()[0] for line in done.stdout.splitlines()[1:-1]}
@@ -61,7 +66,10 @@ def test_a_changed_tool_is_a_mismatch_and_exits_1(notes, tmp_path):
     changed.mkdir()
     source = (notes.cwd / "notes_tools.py").read_text()
     (changed / "notes_tools.py").write_text(source.replace('"words": len(text.split())', '"words": 0'))
-    done = cli("replay", str(notes.checkpoint), "--execute-tools", "--workspace", "ws", cwd=changed)
+    done = cli(
+        "replay", str(notes.checkpoint), "--execute-tools", "--workspace", "ws",
+        "--tools-from", "notes_tools", cwd=changed,
+    )  # fmt: skip
     assert done.returncode == 1
     line = next(line for line in done.stdout.splitlines() if "count_words" in line)
     assert line.split()[0] == "mismatch"
@@ -70,7 +78,10 @@ def test_a_changed_tool_is_a_mismatch_and_exits_1(notes, tmp_path):
 def test_a_tool_that_cannot_be_imported_is_unknown(notes, tmp_path):
     bare = tmp_path / "bare"
     bare.mkdir()
-    done = cli("replay", str(notes.checkpoint), "--execute-tools", "--workspace", "ws", cwd=bare)
+    done = cli(
+        "replay", str(notes.checkpoint), "--execute-tools", "--workspace", "ws",
+        "--tools-from", "notes_tools", cwd=bare,
+    )  # fmt: skip
     line = next(line for line in done.stdout.splitlines() if "count_words" in line)
     assert line.split()[0] == "unknown" and "No module named 'notes_tools'" in line
 
@@ -80,6 +91,7 @@ def test_the_trace_tier_compares_previews_and_says_what_it_cannot_replay(notes, 
         load_session(notes.trace),
         execute=True,
         workspace=tmp_path / "ws",
+        tools_from=["notes_tools"],
         allow_writes=True,
         allow_shell=True,
         import_paths=[str(notes.cwd)],
