@@ -48,7 +48,7 @@ ENV_EXCHANGE_MAX_BYTES = "AGENT_TRACE_EXCHANGE_MAX_BYTES"
 ENV_MODEL_REPLAY = "AGENT_TRACE_MODEL_REPLAY"  # the session whose model calls answer this run
 ENV_MODEL_REPLAY_ON_DIVERGENCE = "AGENT_TRACE_MODEL_REPLAY_ON_DIVERGENCE"  # stop | continue | live
 ENV_MODEL_REPLAY_LIVE_URL = "AGENT_TRACE_MODEL_REPLAY_LIVE_URL"
-ENV_MODEL_REPLAY_TOOLS = "AGENT_TRACE_MODEL_REPLAY_TOOLS"  # live | recorded
+ENV_MODEL_REPLAY_TOOLS = "AGENT_TRACE_MODEL_REPLAY_TOOLS"  # recorded (default: run no tool) | live
 ENV_MODEL_REPLAY_REPORT = "AGENT_TRACE_MODEL_REPLAY_REPORT"  # where the run's replay report goes (JSON)
 ENV_REPLAY_OF = "AGENT_TRACE_REPLAY_OF"  # the source session's id: the new session's metadata names it
 REPLAY_ON_DIVERGENCE = ("stop", "continue", "live")
@@ -201,7 +201,7 @@ _DEFAULTS: dict[str, Any] = {
     "model_replay": None,
     "model_replay_on_divergence": "stop",
     "model_replay_live_url": None,
-    "model_replay_tools": "live",
+    "model_replay_tools": "recorded",
     "model_replay_report": None,
     "replay_of": None,
 }

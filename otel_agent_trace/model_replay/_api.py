@@ -18,7 +18,7 @@ def start(
     *,
     on_divergence: str = "stop",
     live_url: str | None = None,
-    tools: str = "live",
+    tools: str = "recorded",
     report_path: str | os.PathLike[str] | None = None,
 ) -> Player:
     """Start answering this process's model requests from ``session``; returns the player
@@ -58,14 +58,17 @@ def model_replay(
     *,
     on_divergence: str = "stop",
     live_url: str | None = None,
-    tools: str = "live",
+    tools: str = "recorded",
     report_path: str | os.PathLike[str] | None = None,
 ) -> Iterator[Player]:
     """Within the block, every model request is answered from ``session`` (a checkpoint-tier
     ``.jsonl`` or ZIP). ``on_divergence``: ``"stop"`` (raise :class:`ModelReplayDivergence` at
     the first request that differs from the recorded one), ``"continue"`` (answer as recorded
-    anyway) or ``"live"`` (send it and the rest to ``live_url``). ``tools="recorded"`` answers
-    ``@oat.tool`` calls from the recording too. The player's ``report()`` tells what happened."""
+    anyway) or ``"live"`` (send it and the rest to ``live_url``). ``tools="recorded"`` (the
+    default) answers the agent's tool calls (``@oat.tool`` and the framework tools we instrument)
+    from the recording and runs none; ``tools="live"`` runs your real tools with the arguments
+    the recorded model answers ask for: only for a recording you trust. The player's
+    ``report()`` tells what happened."""
     player = start(
         session, on_divergence=on_divergence, live_url=live_url, tools=tools, report_path=report_path
     )

@@ -72,7 +72,7 @@ class Player:
         *,
         on_divergence: str = "stop",
         live_url: str | None = None,
-        tools: str = "live",
+        tools: str = "recorded",
         report_path: str | os.PathLike[str] | None = None,
     ):
         if on_divergence not in ON_DIVERGENCE:

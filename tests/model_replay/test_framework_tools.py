@@ -79,8 +79,10 @@ def test_the_recording_holds_one_framework_tool_span_with_the_call_id_and_result
     assert "18" in json.dumps(span["content"]["tool_result"])
 
 
-def test_tools_recorded_answers_the_framework_tool_and_never_runs_it(recorded):
-    done, report, _new = _without_weather(recorded, "--tools", "recorded")
+@pytest.mark.parametrize("options", [("--tools", "recorded"), ()], ids=["recorded", "default"])
+def test_tools_recorded_answers_the_framework_tool_and_never_runs_it(recorded, options):
+    """``--tools recorded`` is the default: a recording from anyone runs none of your tools."""
+    done, report, _new = _without_weather(recorded, *options)
     assert done.returncode == 0, done.stderr
     assert agent_output(done) == recorded.output
     assert report["divergences"] == [] and report["refused"] == []
@@ -102,9 +104,9 @@ def test_the_replayed_tool_span_says_recorded_and_holds_the_recorded_result(reco
     assert _weather_opens(new) == []
 
 
-def test_without_tools_recorded_the_framework_tool_runs_and_fails_without_its_file(recorded):
+def test_with_tools_live_the_framework_tool_runs_and_fails_without_its_file(recorded):
     """The control: the same replay with the tools live runs the tool, which finds no file."""
-    done, report, (new,) = _without_weather(recorded)
+    done, report, (new,) = _without_weather(recorded, "--tools", "live")
     assert done.returncode != 0
     assert report.get("divergences") or "FileNotFoundError" in done.stderr, done.stderr
     (opened,) = _weather_opens(new)
@@ -185,9 +187,9 @@ def test_tools_recorded_answers_a_bare_mcp_call_tool_and_never_calls_the_server(
     assert not ran.exists()
 
 
-def test_without_tools_recorded_the_mcp_server_runs_the_tool_without_its_file(mcp_recorded):
+def test_with_tools_live_the_mcp_server_runs_the_tool_without_its_file(mcp_recorded):
     ran = mcp_recorded.cwd / "tool-ran"
     ran.unlink(missing_ok=True)
-    done, report, _new = _without_weather(mcp_recorded)
+    done, report, _new = _without_weather(mcp_recorded, "--tools", "live")
     assert done.returncode != 0 and report["divergences"]
     assert ran.read_text() == "Paris"

@@ -141,11 +141,12 @@ def test_a_changed_prompt_is_reported_at_the_first_call_with_the_diff(recorded):
 
 
 def test_a_changed_tool_output_is_reported_at_the_next_model_call(recorded):
+    """With ``--tools live`` (your real tools: your own recording), a changed tool shows."""
     weather = recorded.cwd / "weather.json"
     original = weather.read_text()
     weather.write_text(json.dumps({"Paris": {"temp_c": 25, "sky": "sunny"}}))
     try:
-        done, report = replay(recorded)
+        done, report = replay(recorded, "--tools", "live")
     finally:
         weather.write_text(original)
     assert done.returncode != 0
