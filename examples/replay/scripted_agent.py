@@ -3,7 +3,8 @@ trying replay, fork and resume::
 
     cd examples/replay
     AGENT_TRACE_TIER=both opentelemetry-instrument python scripted_agent.py
-    otel-agent-trace replay agent-sessions/<session>.checkpoint.jsonl --execute-tools --workspace /tmp/ws
+    otel-agent-trace replay agent-sessions/<session>.checkpoint.jsonl --execute-tools --workspace /tmp/ws \
+        --tools-from notes_tools
 
 It writes a note in its working directory, reads it back, counts its words, asks a child process
 for the Python version and tries a division by zero (which fails, and is recorded as failed).

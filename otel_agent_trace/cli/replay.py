@@ -16,7 +16,14 @@ from otel_agent_trace.offline.terminal import clean, fit, width
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("replay", help="replay a session: check it, step through it, or re-run its tools")
+    p = sub.add_parser(
+        "replay",
+        help="replay a session: check it, step through it, or re-run its tools",
+        description="Check a session's timeline (default), step through it (--step), re-run its tool "
+        "calls with YOUR tools (--execute-tools --tools-from, fenced to --workspace), or run your agent "
+        "again with its model calls answered from the recording (--model-replay; tools answered from "
+        "the recording too unless --tools live). A session file is data: it never names code that runs.",
+    )
     p.add_argument("path", help="session .jsonl or .zip")
     p.add_argument("--start", help="first entry (id or unique prefix)")
     p.add_argument("--end", help="last entry (id or unique prefix)")

@@ -37,7 +37,15 @@ class _IntermixedParser(argparse.ArgumentParser):
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("resume", help="restore a recorded conversation into your agent and continue it")
+    p = sub.add_parser(
+        "resume",
+        help="restore a recorded conversation into your agent and continue it",
+        description="Restore the conversation of SESSION into the agent your --agent factory returns; "
+        "with a query, run it. The file chooses no code: the agent, its model and its tools are yours and "
+        "run live. Without a query nothing runs. The restored conversation is the file's data: one you did "
+        "not record can try to steer your model, so continue a file from elsewhere only with tools you "
+        "would let that model use.",
+    )
     p.add_argument("path", help="checkpoint-tier session .jsonl or .zip")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--snapshot", type=int, help="snapshot number (default: the latest)")
