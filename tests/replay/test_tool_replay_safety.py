@@ -257,3 +257,108 @@ def test_a_tool_defined_in_main_reruns_when_the_user_names_the_script(tmp_path: 
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 calls: 1 ok" in done.stdout
+
+
+FRAMEWORK_TOOLS = '''
+import asyncio
+
+from agents import function_tool
+from langchain_core.tools import tool as langchain_tool
+from strands import tool as strands_tool
+
+import otel_agent_trace as oat
+
+
+@oat.tool
+async def add(a: int, b: int) -> int:
+    await asyncio.sleep(0)
+    return a + b
+
+
+@oat.tool(effects=("shell",))
+def run_it(command: str) -> str:
+    return command
+
+
+@langchain_tool
+def shout(text: str) -> str:
+    """Upper-case a text."""
+    return text.upper()
+
+
+@strands_tool
+def whisper(text: str) -> str:
+    """Lower-case a text."""
+    return text.lower()
+
+
+@function_tool
+def double(x: int) -> int:
+    return 2 * x
+
+
+@oat.tool
+def fetch(url: str) -> str:
+    import urllib.request
+
+    try:
+        return urllib.request.urlopen(url, timeout=5).read().decode()
+    except Exception as exc:  # the tool swallows the refusal: it is still reported
+        return f"failed: {exc}"
+
+
+def helper_not_a_tool() -> None:
+    raise AssertionError("a plain function of the module is not a tool")
+'''
+
+
+def test_the_registry_holds_each_frameworks_tools_and_only_tools(tmp_path: Path, monkeypatch) -> None:
+    from otel_agent_trace.offline.replay import _registry
+
+    (tmp_path / "fw_tools.py").write_text(FRAMEWORK_TOOLS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    tools = {t.name: t for t in _registry.load("fw_tools")}
+    assert set(tools) == {"add", "run_it", "shout", "whisper", "double", "fetch"}
+    assert tools["run_it"].effects == ("shell",) and tools["add"].effects == ()
+    assert all(f"fw_tools:{n}" in t.import_paths for n, t in tools.items())
+    assert tools["whisper"].function("HeLLo") == "hello"  # the plain function, not the tool object
+    assert tools["double"].function(4) == 8
+    assert _registry.select(list(tools.values()), "os:system", "system") is None
+    assert _registry.select(list(tools.values()), "os:system", "shout") is tools["shout"]
+    assert _registry.select(list(tools.values()), "fw_tools:helper_not_a_tool", "x") is None
+    # a module attribute names exactly what it is, tool or not
+    (named,) = _registry.load("fw_tools:helper_not_a_tool")
+    assert named.name == "helper_not_a_tool"
+
+
+def test_an_async_tool_reruns_under_the_guard(tmp_path: Path) -> None:
+    """asyncio's own set-up (a socket pair, a selector) is not taken for the network."""
+    (tmp_path / "fw_tools.py").write_text(FRAMEWORK_TOOLS)
+    from otel_agent_trace.offline.replay.tools import Permissions, ToolCall, run_call
+
+    call = ToolCall("e-1", "s-1", "add", "fw_tools:add", {"a": 2, "b": 3}, True, 5, True, None)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    answer = run_call(call, ws, ["fw_tools"], Permissions(), import_paths=[str(tmp_path)])
+    assert answer == {"ok": True, "result": 5, "refused": []}
+    # declared to run commands: blocked before it runs unless allowed
+    call = ToolCall("e-2", "s-2", "run_it", "fw_tools:run_it", {"command": "x"}, True, "x", True, None)
+    answer = run_call(call, ws, ["fw_tools"], Permissions(), import_paths=[str(tmp_path)])
+    assert answer["stage"] == "blocked" and "--allow-shell" in answer["error"]
+    answer = run_call(call, ws, ["fw_tools"], Permissions(shell=True), import_paths=[str(tmp_path)])
+    assert answer["ok"] and answer["result"] == "x"
+
+
+def test_the_network_is_refused_even_when_the_tool_swallows_the_error(tmp_path: Path) -> None:
+    (tmp_path / "fw_tools.py").write_text(FRAMEWORK_TOOLS)
+    from otel_agent_trace.offline.replay.tools import Permissions, ToolCall, _report, run_call
+
+    url = "http://127.0.0.1:9/secret"
+    call = ToolCall("e-1", "s-1", "fetch", "fw_tools:fetch", {"url": url}, True, "x", True, None)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    answer = run_call(call, ws, ["fw_tools"], Permissions(), import_paths=[str(tmp_path)])
+    assert answer["ok"] and answer["refused"], answer
+    assert "--allow-network" in answer["refused"][0]
+    report = _report(call, answer, exact=True)
+    assert report.status == "blocked" and "--allow-network" in report.detail

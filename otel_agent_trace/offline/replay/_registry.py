@@ -87,19 +87,15 @@ def _path_of(obj: Any, script_stem: str | None) -> set[str]:
 
 
 def _is_tool_object(obj: Any) -> bool:
-    if inspect.isroutine(obj):
-        return hasattr(obj, "__agent_trace_tool__")
-    try:
-        mro = type(obj).__mro__
-    except AttributeError:
-        return False
-    return any(f"{c.__module__}.{c.__qualname__}" in _TOOL_CLASSES for c in mro)
+    if any(f"{c.__module__}.{c.__qualname__}" in _TOOL_CLASSES for c in type(obj).__mro__):
+        return True  # (a Strands tool is a descriptor, so it passes for a routine too)
+    return inspect.isroutine(obj) and hasattr(obj, "__agent_trace_tool__")
 
 
 def _function_of(obj: Any) -> Any:
     """The plain function under ``@oat.tool``, Strands, LangChain and Agents SDK tool objects."""
     fn = obj
-    if not inspect.isroutine(fn):
+    if not inspect.isfunction(fn):
         inner = next((getattr(obj, a) for a in _WRAPPED if callable(getattr(obj, a, None))), None)
         fn = inner if inner is not None else obj
     return inspect.unwrap(fn) if inspect.isroutine(fn) else fn
@@ -111,7 +107,7 @@ def _name_of(obj: Any, fn: Any) -> str:
         return declared["name"]
     for attr in ("tool_name", "name"):
         value = getattr(obj, attr, None)
-        if isinstance(value, str) and value and not inspect.isroutine(obj):
+        if isinstance(value, str) and value and not inspect.isfunction(obj):
             return value
     return str(getattr(fn, "__name__", None) or getattr(obj, "__name__", "tool"))
 
