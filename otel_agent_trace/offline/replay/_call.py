@@ -75,15 +75,44 @@ def main() -> int:
     guard.install()
     try:
         args = request.get("arguments")
-        args = {} if args is None else args
-        result = tool.function(**args) if isinstance(args, dict) else tool.function(*args)
-        if inspect.isawaitable(result):
-            result = asyncio.run(_awaited(result))
+        result = call(tool, {} if args is None else args)
     except Exception as exc:
         return _answer(
             out, ok=False, stage="call", error=f"{type(exc).__name__}: {exc}", refused=guard.refused
         )
     return _answer(out, ok=True, result=result, refused=guard.refused)
+
+
+class ToolFailed(Exception):
+    """The framework ran the tool and reports it failed (a Strands result with status error)."""
+
+
+def call(tool: _registry.Tool, args: Any) -> Any:
+    """Call ``tool`` the way its framework does; its result in the shape the recording keeps."""
+    if tool.strands is not None and isinstance(args, dict):
+        result = asyncio.run(_strands(tool, args))
+        if isinstance(result, dict) and result.get("status") == "error":
+            raise ToolFailed(_text_of(result.get("content")))
+        return result.get("content") if isinstance(result, dict) else result
+    result = tool.function(**args) if isinstance(args, dict) else tool.function(*args)
+    if inspect.isawaitable(result):
+        result = asyncio.run(_awaited(result))
+    return result
+
+
+async def _strands(tool: _registry.Tool, args: dict[str, Any]) -> Any:
+    """Strands' own call: ``stream(tool_use, invocation_state)``; its last event's result (a
+    ``ToolResult``, whose ``content`` is what the recording keeps)."""
+    last = None
+    async for event in tool.strands.stream({"toolUseId": "replay", "name": tool.name, "input": args}, {}):
+        last = event
+    return getattr(last, "tool_result", last)
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, list):
+        return " ".join(str(b.get("text", b)) if isinstance(b, dict) else str(b) for b in content)
+    return str(content)
 
 
 async def _awaited(result: Any) -> Any:

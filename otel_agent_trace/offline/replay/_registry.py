@@ -70,10 +70,11 @@ class Tool:
     """One tool of the user's code."""
 
     name: str
-    function: Any  # what is called: the plain function under any tool wrapper
+    function: Any  # the plain function under any tool wrapper
     import_paths: set[str] = field(default_factory=set)
     effects: tuple[str, ...] = ()
     source: str = ""
+    strands: Any = None  # a Strands tool: called as Strands calls it (``stream``), not bare
 
 
 def _path_of(obj: Any, script_stem: str | None) -> set[str]:
@@ -86,8 +87,31 @@ def _path_of(obj: Any, script_stem: str | None) -> set[str]:
     return {f"{module}:{qualname}"}
 
 
+def _classes(obj: Any) -> set[str]:
+    return {f"{c.__module__}.{c.__qualname__}" for c in type(obj).__mro__}
+
+
+def _module_tool(obj: Any) -> Any:
+    """A module given as a tool, as Strands takes one (``from strands_tools import file_read``):
+    a ``TOOL_SPEC`` and a function of its name, as the ``PythonAgentTool`` Strands makes of it,
+    or a tool object named like the module (``strands_tools.shell.shell``); else ``None``."""
+    if not inspect.ismodule(obj):
+        return None
+    spec = getattr(obj, "TOOL_SPEC", None)
+    if not isinstance(spec, dict):
+        inner = getattr(obj, obj.__name__.rpartition(".")[2], None)
+        return inner if inner is not None and _is_tool_object(inner) else None
+    name = spec.get("name")
+    fn = getattr(obj, name, None) if isinstance(name, str) else None
+    if not callable(fn):
+        return None
+    from strands.tools.tools import PythonAgentTool  # (Strands is there: its module tool is)
+
+    return PythonAgentTool(name, spec, fn)  # type: ignore[arg-type]
+
+
 def _is_tool_object(obj: Any) -> bool:
-    if any(f"{c.__module__}.{c.__qualname__}" in _TOOL_CLASSES for c in type(obj).__mro__):
+    if _classes(obj) & _TOOL_CLASSES:
         return True  # (a Strands tool is a descriptor, so it passes for a routine too)
     return inspect.isroutine(obj) and hasattr(obj, "__agent_trace_tool__")
 
@@ -126,9 +150,11 @@ def _effects_of(obj: Any, fn: Any, paths: set[str]) -> tuple[str, ...]:
 
 
 def make_tool(obj: Any, source: str, script_stem: str | None = None) -> Tool:
+    obj = _module_tool(obj) or obj
     fn = _function_of(obj)
     paths = _path_of(fn, script_stem) | _path_of(obj, script_stem)
-    return Tool(_name_of(obj, fn), fn, paths, _effects_of(obj, fn, paths), source)
+    strands = obj if "strands.types.tools.AgentTool" in _classes(obj) else None
+    return Tool(_name_of(obj, fn), fn, paths, _effects_of(obj, fn, paths), source, strands)
 
 
 def _held(value: Any) -> list[Any]:
@@ -146,7 +172,7 @@ def _from_namespace(namespace: dict[str, Any], source: str, stem: str | None) ->
         if name.startswith("__"):
             continue
         for obj in _held(value):
-            if id(obj) not in seen and _is_tool_object(obj):
+            if id(obj) not in seen and (_is_tool_object(obj) or _module_tool(obj) is not None):
                 seen.add(id(obj))
                 tools.append(make_tool(obj, source, stem))
     return tools
