@@ -135,3 +135,21 @@ def test_without_a_terminal_it_refuses_politely(notes, tmp_path):
     assert done.returncode == 2
     assert "needs a terminal" in done.stderr and "Traceback" not in done.stderr
     assert os.getcwd()
+
+
+def test_break_tool_stops_where_a_strands_tool_is_called(strands_run):
+    """Strands' tool span starts with no attributes (its start entry names no tool): the
+    breakpoint still stops at that start, where the tool is called, then at its end."""
+    from otel_agent_trace.offline.replay.stepper import Stepper
+
+    out: list[str] = []
+    stepper = Stepper(load_session(strands_run.checkpoint), out=out.append)
+    stepper.handle("break tool get_weather")
+    stepper.handle("c")
+    start = stepper.events[stepper.pos]
+    assert start.type == "span.start" and start.data["name"] == "execute_tool get_weather"
+    assert "gen_ai.tool.name" not in (start.data.get("attributes") or {})  # what made it missed
+    assert "breakpoint: tool get_weather" in out
+    stepper.handle("c")
+    end = stepper.events[stepper.pos]
+    assert end.type == "span.end" and end.data["span_id"] == start.data["span_id"]

@@ -36,10 +36,33 @@ def is_error(event: Any) -> bool:
     return event.type == fmt.SPAN_EVENT and d.get("name") == "exception"
 
 
-def tool_name(event: Any) -> str | None:
-    if event.type in (fmt.SPAN_START, fmt.SPAN_END):
-        return (event.data.get("attributes") or {}).get(semconv.GEN_AI_TOOL_NAME)
+def tool_name(event: Any, known: dict[str, str] | None = None) -> str | None:
+    """The tool a span entry is a call of: its own attributes, else what the whole span says
+    (``known``: span id -> tool name; a start written while the span runs may have no attributes
+    yet, as Strands' tool spans do), else its name (``execute_tool {name}``)."""
+    if event.type not in (fmt.SPAN_START, fmt.SPAN_END):
+        return None
+    name = (event.data.get("attributes") or {}).get(semconv.GEN_AI_TOOL_NAME)
+    if isinstance(name, str):
+        return name
+    span_id = event.data.get("span_id")
+    if known and isinstance(span_id, str) and span_id in known:
+        return known[span_id]
+    title = event.data.get("name")
+    prefix = f"{semconv.OP_EXECUTE_TOOL} "
+    if isinstance(title, str) and title.startswith(prefix):
+        return title[len(prefix) :]
     return None
+
+
+def _tool_spans(session: Any) -> dict[str, str]:
+    """Span id -> tool name, from each tool span's attributes as a whole."""
+    out = {}
+    for span in session.spans:
+        name = (span.attributes or {}).get(semconv.GEN_AI_TOOL_NAME)
+        if isinstance(name, str) and isinstance(span.span_id, str):
+            out[span.span_id] = name
+    return out
 
 
 def describe(event: Any) -> str:
@@ -75,6 +98,7 @@ class Stepper:
         self.break_types: set[str] = set()
         self.break_tools: set[str] = set()
         self.break_errors = False
+        self._tools = _tool_spans(session)
 
     # -- display -----------------------------------------------------------------------------------
 
@@ -108,7 +132,7 @@ class Stepper:
     def hits_break(self, event: Any) -> str | None:
         if event.event_type in self.break_types or event.type in self.break_types:
             return f"type {event.event_type}"
-        name = tool_name(event)
+        name = tool_name(event, self._tools)
         if name is not None and name in self.break_tools:
             return f"tool {name}"
         if self.break_errors and is_error(event):
