@@ -109,6 +109,9 @@ def test_streamed_agent_run_model_spans_have_response_ids(llm, memory_exporter):
     assert [c.attributes["gen_ai.response.id"] for c in chats] == ["chatcmpl-tool002", "chatcmpl-final02"]
     assert [c.attributes["gen_ai.response.finish_reasons"] for c in chats] == [("tool_calls",), ("stop",)]
     assert chats[0].attributes["agent_trace.tool_calls.ids"] == ("call_weather_1",)
+    # streamed under the graph (it calls invoke; the model streams inside): said, and timed
+    assert all(c.attributes.get("gen_ai.request.stream") is True for c in chats)
+    assert all(c.attributes["gen_ai.response.time_to_first_chunk"] > 0 for c in chats)
     (run,) = [s for s in memory_exporter.get_finished_spans() if s.name == "invoke_agent weather"]
     assert all(c.parent.span_id == run.context.span_id for c in chats)
 

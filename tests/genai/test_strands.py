@@ -110,6 +110,10 @@ def test_model_span_has_the_response_id_and_model(agent, llm, memory_exporter):
     assert first.attributes["gen_ai.response.id"] == "chatcmpl-tool002"
     assert second.attributes["gen_ai.response.id"] == "chatcmpl-final02"
     assert first.attributes["gen_ai.response.model"] == "gpt-4o-mini-2024-07-18"
+    # Strands' OpenAI provider always streams: said, and timed, as a bare streamed call's span
+    assert first.attributes["gen_ai.request.stream"] is True and second.attributes["gen_ai.request.stream"]
+    assert first.attributes["gen_ai.response.time_to_first_chunk"] > 0
+    assert second.attributes["gen_ai.response.time_to_first_chunk"] > 0
 
 
 def test_ollama_model_span_is_complete(llm, memory_exporter):

@@ -231,7 +231,7 @@ class ModelCall:
     def first_chunk(self) -> None:
         if self.first_chunk_ns is None:
             self.first_chunk_ns = time.monotonic_ns()
-            if self.mode == "own":
+            if self.mode != "adopt":  # (a span of ours or one we claimed, never another's)
                 self.span.set_attribute(
                     semconv.GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK, (self.first_chunk_ns - self.started_ns) / 1e9
                 )
@@ -471,6 +471,8 @@ def begin(
         if info is not None:
             info.setdefault("provider", provider)
             info.setdefault("model", model)
+            if stream:  # a framework's call that streams inside (LangGraph's invoke, Strands)
+                current.set_attribute(semconv.GEN_AI_REQUEST_STREAM, True)
             return ModelCall(current, "claimed", provider, operation, model)
         if _is_ours(current):
             return None

@@ -18,38 +18,46 @@ from otel_agent_trace.instrumentation._genai.scoped import aiterate_in_span, ite
 from otel_agent_trace.instrumentation._patching import Patches
 from otel_agent_trace.instrumentation.langchain.messages import PROVIDERS, to_dict, to_semconv
 
-# span id of a running chat call of ours → the response id the provider's raw chunks carried
-# (langchain-openai drops it when it turns a streamed chunk into a message chunk)
-_chunk_ids: dict[int, str | None] = {}
+# span id of a running chat call of ours → [the call, the response id the provider's raw chunks
+# carried] (langchain-openai drops the id when it turns a streamed chunk into a message chunk)
+_following: dict[int, list[Any]] = {}
 
 
 def _follow(call: mc.ModelCall) -> None:
     if call.mode == "own":
-        _chunk_ids[call.span.get_span_context().span_id] = None
+        _following[call.span.get_span_context().span_id] = [call, None]
 
 
 def _with_chunk_id(call: mc.ModelCall, result: mc.ModelResult) -> mc.ModelResult:
     """The result, with the response id of its raw chunks when the message lost it."""
-    rid = _chunk_ids.pop(call.span.get_span_context().span_id, None)
+    state = _following.pop(call.span.get_span_context().span_id, None)
+    rid = state[1] if state is not None else None
     if result.response_id is None and rid:
         result.response_id = rid
     return result
 
 
 def _forget(call: mc.ModelCall) -> None:
-    _chunk_ids.pop(call.span.get_span_context().span_id, None)
+    _following.pop(call.span.get_span_context().span_id, None)
 
 
 def note_raw_chunk(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-    """``BaseChatOpenAI._convert_chunk_to_generation_chunk(chunk, ...)``: the raw chunk's ``id``
-    (the chat completion id), for the chat span current while the stream is read."""
+    """``BaseChatOpenAI._convert_chunk_to_generation_chunk(chunk, ...)``, for the chat span
+    current while the stream is read: the raw chunk's ``id`` (the chat completion id); and at the
+    first one, that the model streams and when its first chunk came (also under ``invoke``, which
+    streams inside when a graph streams its messages)."""
     try:
         chunk = args[0] if args else kwargs.get("chunk")
-        if _chunk_ids and isinstance(chunk, dict):
-            sid = trace.get_current_span().get_span_context().span_id
-            rid = chunk.get("id")
-            if sid in _chunk_ids and _chunk_ids[sid] is None and isinstance(rid, str) and rid:
-                _chunk_ids[sid] = rid
+        if _following and isinstance(chunk, dict):
+            state = _following.get(trace.get_current_span().get_span_context().span_id)
+            if state is not None:
+                call = state[0]
+                if call.first_chunk_ns is None:
+                    call.first_chunk()
+                    call.span.set_attribute(semconv.GEN_AI_REQUEST_STREAM, True)
+                rid = chunk.get("id")
+                if state[1] is None and isinstance(rid, str) and rid:
+                    state[1] = rid
     except Exception as exc:
         internal_error("reading a langchain-openai raw chunk", exc)
     return wrapped(*args, **kwargs)
