@@ -157,7 +157,7 @@ def load_recording(path: str | os.PathLike[str]) -> Recording:
             f"{path}: session {session_id} holds no recorded HTTP exchange, so there is nothing to "
             "answer model calls with. Exchanges are kept in the checkpoint tier by this version's "
             "HTTP instrumentation (httpx/httpx2) under opentelemetry-instrument: record the agent again "
-            "with AGENT_TRACE_TIER=checkpoint."
+            "with AGENT_TRACE_TIER=checkpoint (or both)."
         )
     return Recording(str(path), session_id, tier, exchanges, tools)
 

@@ -28,7 +28,7 @@ from .entries import end_entry as _end_entry
 from .entries import layer_of
 from .entries import status_fields as _status_fields
 from .environment import LIVE, Environment
-from .tiers import MESSAGE_KEYS, TierPolicy, prepare_directory, tier_file
+from .tiers import CHECKPOINT_ONLY_KEYS, MESSAGE_KEYS, TierPolicy, prepare_directory, tier_file
 from .writer import SessionFileExists, TierWriter
 
 _MAX_PENDING_CONTENT = 10_000
@@ -122,6 +122,9 @@ def _drain(wake: queue.SimpleQueue[None]) -> None:
 
 class SessionRecorder:
     """Records one session into one JSONL file per tier, as things happen; exports ZIPs at stop."""
+
+    # Content keys written to the checkpoint tier only (capture code asks before handing them over).
+    CHECKPOINT_ONLY_CONTENT = CHECKPOINT_ONLY_KEYS
 
     def __init__(
         self,
@@ -603,7 +606,9 @@ class SessionRecorder:
                         w.write_spans(items)
                         items = []
                     start_id = w.span_entry(sid) or w.span_entry(parent_sid) or w.root_id
-                    entry["content"] = self._content_fields(tier, start_id, trace_hex, span_hex, content)
+                    fields = self._content_fields(tier, start_id, trace_hex, span_hex, content)
+                    if fields:  # (none when all it had is checkpoint-only and this tier is not)
+                        entry["content"] = fields
                 items.append((entry, sid, True, parent_sid))
                 w.write_spans(items)
 
@@ -936,6 +941,8 @@ class SessionRecorder:
                     same.append(key)  # as the last model call said: not repeated
                     continue
                 tier.content[key] = said
+            elif key in CHECKPOINT_ONLY_KEYS and not tier.policy.full:
+                continue  # never in a shareable tier, not even as a preview
             else:
                 shown = tier.policy.content_value(key, value)
             out[key] = shown

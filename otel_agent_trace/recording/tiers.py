@@ -31,6 +31,10 @@ TEXT_KEYS = message_text.TEXT_CONTENT_KEYS
 # Content keys kept as chars + sha256 in the trace tier even with content capture on (a snapshot's
 # system prompt: repeated in every snapshot, and a host's may embed its machine's facts).
 HASH_ONLY_KEYS = frozenset({"system_prompt"})
+# Content keys only the checkpoint tier keeps: the other tiers leave them out whole (not even a
+# preview). A model call's HTTP exchanges (request and response bodies, for model replay:
+# instrumentation/system/http/_exchange.py hands them over only to a recorder that declares this).
+CHECKPOINT_ONLY_KEYS = frozenset({"http_exchanges"})
 
 FILE_MODE = {"trace": 0o644, TIER_CHECKPOINT: 0o600}
 PRIVATE_DIR_MODE = 0o700

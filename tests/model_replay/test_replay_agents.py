@@ -214,13 +214,21 @@ def test_a_trace_tier_recording_says_it_has_no_content_and_which_tier_to_record(
 
 
 def test_the_trace_tier_never_holds_an_exchange(tmp_path):
-    from otel_agent_trace.recording.recorder import SessionRecorder
-
     rec = record(AGENTS["openai"], tmp_path, tier="both")
     trace = next(p for p in (tmp_path / "agent-sessions").glob("*.jsonl") if ".checkpoint" not in p.name)
     text = trace.read_text()
     assert "http_exchanges" not in text and "You answer weather questions" not in text
+    assert "chat.completion" not in text and "/v1/chat/completions" not in text  # no body, no URL kept
     assert API_KEY not in rec.session.read_text()
-    # With both tiers, exchanges are kept only once the recorder keeps them out of the trace tier.
-    kept_out = "http_exchanges" in getattr(SessionRecorder, "CHECKPOINT_ONLY_CONTENT", ())
-    assert len(_exchanges(rec.session)) == (2 if kept_out else 0)
+    # ... while its checkpoint file holds them, as the checkpoint tier alone does
+    assert len(_exchanges(rec.session)) == 2
+
+
+def test_a_recording_made_with_both_tiers_replays_from_its_checkpoint_file(tmp_path):
+    """``AGENT_TRACE_TIER=both`` (what the trace-tier refusal advises): its checkpoint file holds
+    what the checkpoint tier alone holds, so it replays with the server stopped."""
+    rec = record(AGENTS["openai"], tmp_path, "--stream", stream=True, tier="both")
+    done, report = replay(rec)
+    assert done.returncode == 0, done.stderr
+    assert agent_output(done) == rec.output
+    assert report["answered"] == report["recorded_exchanges"] == 2 and report["divergences"] == []
