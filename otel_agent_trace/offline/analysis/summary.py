@@ -27,6 +27,7 @@ from otel_agent_trace import session_format as fmt
 
 from . import classify as cls
 from . import foreign
+from .answer import answer_text, is_digest
 
 SLOWEST = 10
 FAILURES_KEPT = 50
@@ -239,11 +240,16 @@ class Accumulator:
 
     @property
     def final_answer(self) -> dict[str, Any] | None:
-        """The run's answer: the outermost agent's output, else the last assistant message that
-        asked for no tool (its text when the file has it, else its length and SHA-256)."""
-        if self.agent_answer is not None:
-            return _answer(self.agent_answer, None, None)
+        """The run's answer, as text the user reads (:mod:`.answer`): the outermost agent's
+        output, else the last assistant message that asked for no tool (its text when the file
+        has it, else its length and SHA-256). An output kept only as a digest (the trace tier)
+        gives way to that message: the digest is of the whole output, run-to-run values and all
+        (Strands' metrics and tracking id, a graph's whole state)."""
+        output = self.agent_answer
         entry = self.last_answer
+        if output is not None and not (is_digest(output) and entry is not None):
+            text = answer_text(output)
+            return _answer(text if text is not None else output, None, None)
         if entry is None:
             return None
         return _answer(entry.get("content"), entry.get("content_chars"), entry.get("content_sha256"))
@@ -425,6 +431,20 @@ class Accumulator:
             elif kind == _KIND_AGENT:
                 self._agent(entry, error, status, ts)
 
+    def _within_same_tool(self, entry: dict[str, Any], tool: str) -> bool:
+        """Whether this tool span runs directly inside a span of the same tool still open: a
+        framework's tool over an ``@oat.tool`` function, one call (a model replay answering the
+        outer one runs no inner one, and must count the same)."""
+        parent_id = entry.get("parent_span_id")
+        parent = self.open.get(parent_id) if parent_id.__class__ is str else None
+        if parent is None:
+            return False
+        attrs = parent.get("attributes")
+        name = attrs.get(_TOOL_NAME) if attrs.__class__ is dict else None
+        if name.__class__ is not str or not name:
+            name = _name(parent).removeprefix("execute_tool ").strip()
+        return name == tool and _name(parent).startswith("execute_tool")
+
     def _slow(self, entry: dict[str, Any], duration: int, layer: str) -> None:
         """One of the slowest spans so far (a bounded heap; ``slow_floor`` its smallest)."""
         self._slow_seq += 1
@@ -514,6 +534,8 @@ class Accumulator:
         if tool.__class__ is not str or not tool:
             name = _name(entry)
             tool = _text(tool) or name.removeprefix("execute_tool ").strip() or name
+        if self._within_same_tool(entry, tool):
+            return  # one call, recorded by two layers: counted at the outer span
         stat = self.by_tool.get(tool)
         if stat is None:
             stat = self.by_tool[tool] = Stat()
