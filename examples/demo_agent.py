@@ -11,6 +11,12 @@ Run it recorded, with nothing else set up::
     opentelemetry-instrument python examples/demo_agent.py
 
 and look at ``agent-sessions/`` (``otel-agent-trace list``, ``otel-agent-trace view <file>``).
+Recorded in the checkpoint tier, it can be run again with every model call and tool call
+answered from the recording (docs/model-replay.md); give it another task to see a divergence::
+
+    AGENT_TRACE_TIER=checkpoint opentelemetry-instrument python examples/demo_agent.py
+    otel-agent-trace replay agent-sessions/<session>.checkpoint.jsonl --model-replay -- \\
+        python examples/demo_agent.py ["another task"]
 """
 
 from __future__ import annotations
@@ -57,6 +63,7 @@ def run_command(argv: list[str]) -> dict[str, object]:
 
 
 TOOLS = {"list_files": list_files, "read_file": read_file, "run_command": run_command}
+EFFECTS = {"run_command": ("shell",)}
 TOOL_SCHEMAS = [
     {
         "type": "function",
@@ -85,16 +92,19 @@ def run_agent(task: str, model_url: str) -> str:
         messages.append(message.model_dump(exclude_none=True))
         for call in message.tool_calls:
             arguments = json.loads(call.function.arguments)
-            with oat.tool(call.function.name, call_id=call.id, arguments=arguments) as span:
-                result = TOOLS[call.function.name](**arguments)
-                span.set_result(result)
+            # A tool span with the model's call id; in a model replay, answered from the recording
+            # (the tool does not run: the recording chose these arguments).
+            name = call.function.name
+            tool = oat.tool(name, call_id=call.id, effects=EFFECTS.get(name, ()))(TOOLS[name])
+            result = tool(**arguments)
             messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)[:2000]})
     return "gave up"
 
 
 def main() -> None:
+    task = " ".join(sys.argv[1:]) or TASK
     with DemoModelServer(SCRIPT) as model:
-        print(run_agent(TASK, model.base_url))
+        print(run_agent(task, model.base_url))
 
 
 if __name__ == "__main__":

@@ -285,15 +285,19 @@ def _print_model_replay(report: dict, args: argparse.Namespace, started: float) 
             if call.get("recorded_index")
             else ""
         )
-        print(fit(f"  call {call.get('call')}: {call.get('status')}  {call.get('request')}  {where}", cols))
+        if call.get("origin"):
+            where += f" ({call['origin']})"
+        line = f"  call {call.get('call')}: {call.get('status')}  {call.get('request')}  {where}"
+        print(fit(line.rstrip(), cols))
     divergences = report.get("divergences") or []
     if divergences:
         first = divergences[0]
         print(
             f"first divergence at call {first.get('call')} (recorded entry {clean(first.get('entry_id'))}):"
         )
-        for line in first.get("differences") or []:
-            print("  " + clean(line).replace("\n", "\n  "))
+        for difference in first.get("differences") or []:
+            for line in str(difference).split("\n"):  # a text's diff: one line each, escaped alone
+                print("  " + clean(line))
         if len(divergences) > 1:
             print(f"  … and {len(divergences) - 1} later divergence(s)")
     for refused in report.get("refused") or []:

@@ -151,4 +151,41 @@ def start_from_settings() -> Player | None:
         os._exit(3)
     player.save_report()
     atexit.register(player.save_report)
+    _end_quietly_at_a_stop()
     return player
+
+
+def _end_quietly_at_a_stop() -> None:
+    """A replayed program that the replay stopped (``ModelReplayDivergence``,
+    ``ModelReplayRefused``: raised in the agent, and agents rarely catch a ``BaseException``)
+    ends with one line, not a Python traceback through the SDK's internals: what differs was
+    printed when it happened, and ``otel-agent-trace replay`` prints the report after. Exit
+    status 1 as for any uncaught exception; any other exception is left to the hook before."""
+    import sys
+    import threading
+
+    from ._player import ModelReplayDivergence, ModelReplayStop
+
+    def say(exc: BaseException) -> None:
+        # A divergence was printed as it happened (its diff); a refusal is said here.
+        text = "it stopped the program there" if isinstance(exc, ModelReplayDivergence) else str(exc)
+        print(f"otel-agent-trace: {text} ({type(exc).__name__})", file=sys.stderr, flush=True)
+
+    before = sys.excepthook
+
+    def excepthook(kind: Any, value: Any, tb: Any) -> None:
+        if isinstance(value, ModelReplayStop):
+            say(value)
+        else:
+            before(kind, value, tb)
+
+    thread_before = threading.excepthook
+
+    def thread_excepthook(args: Any) -> None:
+        if isinstance(args.exc_value, ModelReplayStop):
+            say(args.exc_value)
+        else:
+            thread_before(args)
+
+    sys.excepthook = excepthook
+    threading.excepthook = thread_excepthook

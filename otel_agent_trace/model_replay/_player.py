@@ -3,7 +3,9 @@
 It sits under the HTTP client, in place of the network (the transport hook of
 :mod:`otel_agent_trace.instrumentation.system.http._exchange` hands it every request). Per request:
 
-* to an origin the recording never talked to: refused (:class:`ModelReplayRefused`), never sent;
+* to an origin the recording never talked to: refused (:class:`ModelReplayRefused`), never sent
+  (a loopback address is taken for the recorded loopback origin of the same scheme whatever its
+  port: a local server's port is often chosen as it starts; nothing is sent to it either way);
 * the same as the next recorded one (method, path, JSON body): answered with the recorded
   response, its body streamed chunk by chunk as recorded;
 * different: a :class:`Divergence` is reported (which call, which recorded entry, a diff), then,
@@ -25,7 +27,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from . import _diff
-from ._recording import Exchange, Recording, origin, target
+from ._recording import Exchange, Recording, is_loopback, origin, target
 
 ON_DIVERGENCE = ("stop", "continue", "live")
 _LOOKAHEAD = 8  # concurrent calls may reach the transport in another order than recorded
@@ -87,6 +89,8 @@ class Player:
         self.tools = tools
         self.report_path = report_path
         self.origins = recording.origins
+        # schemes of the recorded loopback origins (see _known_origin)
+        self._loopback = {scheme for scheme, host, _port in self.origins if is_loopback(host)}
         self.calls: list[dict[str, Any]] = []
         self.divergences: list[Divergence] = []
         self.refused: list[str] = []
@@ -128,7 +132,7 @@ class Player:
                     f"model replay: call {number} ({method} {url}) refused, not sent: the replay "
                     "stopped at an earlier divergence"
                 )
-            if origin(url) not in self.origins:
+            if not self._known_origin(url, call):
                 call["status"] = "refused"
                 self.refused.append(f"{method} {url}")
                 self._save()
@@ -173,6 +177,19 @@ class Player:
             call["status"] = "stopped"
             self._save()
             raise ModelReplayDivergence(divergence.text())
+
+    def _known_origin(self, url: str, call: dict[str, Any]) -> bool:
+        """Whether the recording talked to ``url``'s origin. A loopback address stands for the
+        recorded loopback origin of the same scheme whatever its port (a local model server,
+        such as the README's demo model, binds a free port each run): the request is still
+        answered from the recording or refused, and only ``live_url`` is ever sent to."""
+        scheme, host, port = origin(url)
+        if (scheme, host, port) in self.origins:
+            return True
+        if scheme in self._loopback and is_loopback(host):
+            call["origin"] = "loopback: port not compared"
+            return True
+        return False
 
     def _candidate(self) -> int | None:
         while self._next < len(self._used) and self._used[self._next]:

@@ -34,6 +34,19 @@ def origin(url: str) -> tuple[str, str, int | None]:
     return parts.scheme, (parts.hostname or ""), port
 
 
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names this machine's loopback interface (``localhost``, 127.0.0.0/8,
+    ``::1``): a model server there is local, and its port is often chosen as it starts."""
+    if host.lower() in ("localhost", "localhost."):
+        return True
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 def target(url: str) -> str:
     """Path and query of a URL."""
     parts = urlsplit(url)

@@ -126,8 +126,9 @@ class _Server(ThreadingHTTPServer):
 class FakeLLMServer:
     """The replay server. ``queue()`` a script of recordings; read ``requests`` afterwards."""
 
-    def __init__(self, *, keep_alive_streams: bool = False) -> None:
+    def __init__(self, *, keep_alive_streams: bool = False, host: str = "127.0.0.1") -> None:
         self.keep_alive_streams = keep_alive_streams
+        self.host = host  # an IPv4 address of this machine
         self.requests: list[dict[str, Any]] = []
         self._script: deque[dict[str, Any]] = deque()
         self._lock = threading.Lock()
@@ -137,7 +138,7 @@ class FakeLLMServer:
     # -- lifecycle ------------------------------------------------------------------------------
 
     def start(self) -> FakeLLMServer:
-        self._httpd = _Server(("127.0.0.1", 0), _Handler)
+        self._httpd = _Server((self.host, 0), _Handler)
         self._httpd.owner = self
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-llm", daemon=True)
         self._thread.start()
@@ -162,7 +163,7 @@ class FakeLLMServer:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
     @property
     def openai_url(self) -> str:

@@ -3,7 +3,9 @@ agent again with ``otel-agent-trace replay --model-replay``: the same run, with 
 
 from __future__ import annotations
 
+import ipaddress
 import json
+import socket
 
 import pytest
 
@@ -166,8 +168,24 @@ def test_continue_answers_in_recorded_order_after_a_divergence(recorded):
     assert report["answered"] == 2 and done.returncode == 1
 
 
+def _own_address() -> str | None:
+    """An IPv4 address of this machine that is not loopback (none: ``None``)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("10.254.254.254", 9))  # a UDP connect sends nothing: it picks the route
+            address = probe.getsockname()[0]
+        except OSError:
+            return None
+    return None if ipaddress.ip_address(address).is_loopback else address
+
+
 def test_a_request_to_a_host_not_recorded_is_refused_and_never_sent(recorded):
-    with FakeLLMServer() as elsewhere:  # alive: a request sent would reach it
+    """Another host (this machine's own non-loopback address: another port of the recorded
+    loopback host is that host, see test_demo.py) is refused."""
+    address = _own_address()
+    if address is None:
+        pytest.skip("no non-loopback IPv4 address on this machine")
+    with FakeLLMServer(host=address) as elsewhere:  # alive: a request sent would reach it
         url = elsewhere.base_url
         done, report = replay(recorded, base_url=url)
         assert elsewhere.requests == []

@@ -147,7 +147,9 @@ class Guard:
         self.allow_writes = allow_writes
         self.allow_network = allow_network
         prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
-        self._installed = tuple(_real(p) for p in prefixes if p)
+        home = _real(os.path.expanduser("~"))
+        # (an interpreter installed at / or in the home directory itself would open everything)
+        self._installed = tuple(p for p in map(_real, filter(None, prefixes)) if p not in ("/", home))
         self._code_dirs = tuple(_real(p) for p in code_dirs if p and not _inside(_real(p), self.workspace))
         self.refused: list[str] = []
         self.active = False
