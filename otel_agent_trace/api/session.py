@@ -72,6 +72,10 @@ class Session:
         self.zip_paths: list[str] = []
 
     def start(self) -> Session:
+        """Start recording; with ``AGENT_TRACE_RECORD=false`` (no local recording at all) nothing
+        is recorded and the session stays empty (no files, no id)."""
+        if not self.settings.record:
+            return self
         from otel_agent_trace.recording import start_session
 
         configure()

@@ -168,3 +168,32 @@ def test_two_sessions_in_one_second_never_collide(provider, session_dir):
         s.stop()
     assert len(ids) == 20
     assert len(list(session_dir.glob("*.zip"))) == 20
+
+
+def test_record_false_means_no_local_recording_for_a_session_in_code(tmp_path):
+    """``AGENT_TRACE_RECORD=false`` (forwarding only): ``oat.session(...)`` records nothing, as
+    under ``opentelemetry-instrument``; the agent's code runs the same."""
+    import subprocess
+    import sys
+
+    from tests.e2e.helpers import clean_env
+
+    script = tmp_path / "agent.py"
+    script.write_text(
+        "import otel_agent_trace as oat\n"
+        "@oat.tool\ndef add(a, b):\n    return a + b\n"
+        "with oat.session('in-code', directory='sessions') as s:\n"
+        "    oat.snapshot('one', messages=[{'role': 'user', 'content': 'hi'}])\n"
+        "    print(add(2, 3), s.session_id, s.files, s.stop())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        env=clean_env({"AGENT_TRACE_RECORD": "false"}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["5", "None", "[]", "[]"]
+    assert not (tmp_path / "sessions").exists() and not (tmp_path / "agent-sessions").exists()
