@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("mcp", help="serve the session_recorder tool over MCP (stdio)")
+    p = sub.add_parser(
+        "mcp",
+        help="serve the session_recorder tool over MCP (stdio)",
+        description="Serve the session_recorder tool (start, snapshot, status, list, stop) to an MCP "
+        "client over stdio. Needs the MCP SDK: pip install 'otel-agent-trace[mcp]'.",
+    )
     p.add_argument("--directory", help="sessions directory (default: AGENT_TRACE_DIR or ./agent-sessions)")
     p.set_defaults(func=run)
 
@@ -18,7 +24,16 @@ def run(args: argparse.Namespace) -> int:
 
         os.environ[ENV_DIR] = os.path.abspath(args.directory)
         set_settings(None)
-    from otel_agent_trace.tools.mcp_server import run_stdio
-
+    try:
+        from otel_agent_trace.tools.mcp_server import run_stdio
+    except ImportError as exc:  # the MCP SDK is an extra
+        if exc.name is None or not exc.name.split(".")[0] == "mcp":
+            raise
+        print(
+            "otel-agent-trace: 'mcp' needs the MCP SDK, which is not installed: "
+            "pip install 'otel-agent-trace[mcp]'",
+            file=sys.stderr,
+        )
+        return 2
     run_stdio()
     return 0

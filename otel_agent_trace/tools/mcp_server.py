@@ -12,11 +12,18 @@ from typing import Any
 
 from mcp.server.fastmcp import FastMCP
 
+from otel_agent_trace._version import __version__
+
 from . import recorder
 
 
 def build_server(name: str = "otel-agent-trace") -> FastMCP:
     server = FastMCP(name, instructions=recorder.DESCRIPTION)
+    # The version a client sees (serverInfo.version) is ours, not the MCP SDK's: FastMCP takes
+    # none, its low-level server does (a private attribute, checked by the test of this server).
+    lowlevel = getattr(server, "_mcp_server", None)
+    if lowlevel is not None and hasattr(lowlevel, "version"):
+        lowlevel.version = __version__
 
     @server.tool(name="session_recorder", description=recorder.DESCRIPTION)
     def session_recorder(

@@ -170,9 +170,28 @@ async def test_cli_mcp_stdio_server(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "AGENT_TRACE_", "TRACE"))}
     params = StdioServerParameters(command=cli, args=["mcp", "--directory", str(sessions)], env=env)
     async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
-        await client.initialize()
+        init = await client.initialize()
         listed = await client.call_tool("session_recorder", {"action": "list"})
+    import otel_agent_trace
+
+    assert init.serverInfo.name == "otel-agent-trace"
+    assert init.serverInfo.version == otel_agent_trace.__version__  # ours, not the MCP SDK's
     sessions_listed = listed.structuredContent["sessions"]
     assert [(s["session_id"], s["name"]) for s in sessions_listed] == [
         ("session-20260101-000000-aaaaaaaa", "old")
     ]
+
+
+def test_cli_mcp_without_the_mcp_sdk_says_how_to_install_it():
+    """``otel-agent-trace mcp`` where the MCP SDK is not installed: one line naming the extra,
+    exit 2, no traceback."""
+    import subprocess
+
+    code = (
+        "import sys; sys.modules['mcp'] = None; "  # as if not installed: import mcp fails
+        "from otel_agent_trace.cli.main import main; sys.exit(main(['mcp']))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "pip install 'otel-agent-trace[mcp]'" in done.stderr
+    assert "Traceback" not in done.stderr
