@@ -52,7 +52,7 @@ ENV_MODEL_REPLAY_TOOLS = "AGENT_TRACE_MODEL_REPLAY_TOOLS"  # recorded (default: 
 ENV_MODEL_REPLAY_REPORT = "AGENT_TRACE_MODEL_REPLAY_REPORT"  # where the run's replay report goes (JSON)
 ENV_REPLAY_OF = "AGENT_TRACE_REPLAY_OF"  # the source session's id: the new session's metadata names it
 REPLAY_ON_DIVERGENCE = ("stop", "continue", "live")
-REPLAY_TOOLS = ("live", "recorded")
+REPLAY_TOOLS = ("recorded", "live")  # the first is the default: run no tool
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}

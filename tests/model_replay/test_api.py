@@ -61,3 +61,15 @@ def test_a_file_that_is_not_a_session_is_an_error_before_anything_changes(tmp_pa
     with pytest.raises((RecordingError, ValueError)), model_replay(bad):
         pass
     assert _exchange._player is None
+
+
+def test_a_replay_asked_by_environment_runs_no_tool_by_default():
+    """``AGENT_TRACE_MODEL_REPLAY`` without ``AGENT_TRACE_MODEL_REPLAY_TOOLS``: the tools are
+    answered from the recording (a recording may be anyone's); ``live`` only when asked."""
+    from otel_agent_trace.settings import Settings
+
+    env = {"AGENT_TRACE_MODEL_REPLAY": "s.checkpoint.jsonl"}
+    assert Settings.from_env(env).model_replay_tools == "recorded"
+    assert Settings().model_replay_tools == "recorded"
+    env["AGENT_TRACE_MODEL_REPLAY_TOOLS"] = "live"
+    assert Settings.from_env(env).model_replay_tools == "live"
