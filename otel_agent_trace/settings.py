@@ -37,6 +37,10 @@ ENV_PREVIEW_CHARS = "AGENT_TRACE_PREVIEW_CHARS"
 ENV_SYS_EVENTS_PER_SPAN = "AGENT_TRACE_SYS_EVENTS_PER_SPAN"
 ENV_SYSTEM_LAYER = "AGENT_TRACE_SYSTEM_LAYER"
 ENV_RECORD = "AGENT_TRACE_RECORD"
+# One line on stderr at exit naming the session's file and what to run next: auto (stderr is a
+# terminal) | true | false.
+ENV_SUMMARY = "AGENT_TRACE_SUMMARY"
+SUMMARY_CHOICES = ("auto", "true", "false")
 ENV_REDACT_PATTERNS = "AGENT_TRACE_REDACT_PATTERNS"
 ENV_REDACT_ALLOW = "AGENT_TRACE_REDACT_ALLOW"
 ENV_TRACE_PATH = "AGENT_TRACE_TRACE_PATH"
@@ -99,6 +103,15 @@ def _list(env: Mapping[str, str], name: str) -> tuple[str, ...]:
             raise SettingsError(f"{name}: not a JSON list of strings")
         return tuple(i for i in items if i)
     return tuple(part.strip() for part in raw.split(",") if part.strip())
+
+
+def _summary(env: Mapping[str, str]) -> str:
+    raw = env.get(ENV_SUMMARY, "").strip().lower()
+    if raw in _TRUE:
+        return "true"
+    if raw in _FALSE:
+        return "false"
+    return _choice(env, ENV_SUMMARY, SUMMARY_CHOICES)
 
 
 def _choice(env: Mapping[str, str], name: str, choices: tuple[str, ...]) -> str:
@@ -192,6 +205,7 @@ _DEFAULTS: dict[str, Any] = {
     "sys_events_per_span": 1000,
     "system_layer": True,
     "record": True,
+    "summary": "auto",
     "capture_content": CONTENT_NONE,
     "redact_patterns": (),
     "redact_allow": (),
@@ -226,6 +240,7 @@ class Settings:
     sys_events_per_span: int
     system_layer: bool
     record: bool
+    summary: str
     capture_content: str
     redact_patterns: tuple[str, ...]
     redact_allow: tuple[str, ...]
@@ -291,6 +306,7 @@ class Settings:
             sys_events_per_span=_int(env, ENV_SYS_EVENTS_PER_SPAN, 1000),
             system_layer=_flag(env, ENV_SYSTEM_LAYER, True),
             record=_flag(env, ENV_RECORD, True),
+            summary=_summary(env),
             capture_content=parse_capture_content(env.get(ENV_CAPTURE_CONTENT)),
             redact_patterns=_list(env, ENV_REDACT_PATTERNS),
             redact_allow=_list(env, ENV_REDACT_ALLOW),

@@ -174,9 +174,34 @@ def _stop_at_exit() -> None:
 
 def _stop_quietly() -> None:
     try:
+        recorder = active_recorder()
         stop_active()
+        if recorder is not None:
+            _say_where(recorder)
     except Exception as exc:  # pragma: no cover - best effort on the way out
         logger.warning("otel-agent-trace: stopping the session on exit failed: %s", exc)
+
+
+def _say_where(recorder: SessionRecorder) -> None:
+    """One line on stderr at exit, as a test runner names its report: the session's file and
+    what to run next (``AGENT_TRACE_SUMMARY``: auto — when stderr is a terminal —, true, false).
+    Not from a child process: its file joins its parent's session."""
+    mode = recorder.settings.summary
+    if mode == "false" or recorder.is_child or not recorder.files:
+        return
+    if mode == "auto" and not (sys.stderr is not None and sys.stderr.isatty()):
+        return
+    path = str(recorder.files[0])
+    try:
+        shown = os.path.relpath(path) if not os.path.relpath(path).startswith("..") else path
+    except ValueError:  # another drive
+        shown = path
+    more = f" (+{len(recorder.files) - 1} more)" if len(recorder.files) > 1 else ""
+    print(
+        f"otel-agent-trace: session recorded in {shown}{more}; look at it: otel-agent-trace view {shown}",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _defer_signals(saved: dict[int, Any]) -> None:
