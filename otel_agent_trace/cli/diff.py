@@ -19,7 +19,14 @@ from otel_agent_trace.offline.terminal import clean, fit, width
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("diff", help="compare two runs")
+    p = sub.add_parser(
+        "diff",
+        help="compare two runs",
+        description="Compare two runs: status, final failure stage, final answer (as text: values that "
+        "change from run to run, such as timings and random ids, are not a change), counts, tokens, "
+        "duration, and the tool calls aligned. Exit 0 when they are the same, 1 when they differ, 2 for "
+        "bad input.",
+    )
     p.add_argument("base", help="the baseline session (.jsonl or .zip)")
     p.add_argument("candidate", help="the session to compare with it")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")

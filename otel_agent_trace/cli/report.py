@@ -16,7 +16,12 @@ from otel_agent_trace.offline.terminal import clean
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("report", help="write a Markdown report of a run")
+    p = sub.add_parser(
+        "report",
+        help="write a Markdown report of a run",
+        description="Write a Markdown report of one run: its metadata, steps, final answer, failures and "
+        "health. Exit 0 when written, 2 for bad input or an -o file that exists (never overwritten).",
+    )
     p.add_argument("path", help="session .jsonl (its child files are read too) or .zip")
     p.add_argument("-o", "--output", metavar="OUT", help="write here (a new file) instead of standard output")
     p.add_argument("--strict", action="store_true", help="a bad line is an error (default: skipped, listed)")
