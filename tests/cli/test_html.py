@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 import otel_agent_trace as oat
 
 from .chromium import dump_dom
@@ -25,6 +27,7 @@ def _page(session, tmp_path, name="page.html"):
     return out
 
 
+@pytest.mark.chromium
 def test_the_page_holds_every_span_and_raises_no_script_error(demo_zip, tmp_path):
     page = _page(demo_zip, tmp_path)
     html = page.read_text()
@@ -43,6 +46,7 @@ def test_the_page_holds_every_span_and_raises_no_script_error(demo_zip, tmp_path
     assert "gen_ai.agent.name" in dom
 
 
+@pytest.mark.chromium
 def test_markup_in_a_span_name_stays_text(hostile_jsonl, tmp_path):
     page = _page(hostile_jsonl, tmp_path)
     assert "<script>document.body" not in page.read_text()

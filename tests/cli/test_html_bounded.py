@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import orjson
+import pytest
 
 from otel_agent_trace.offline import html
 
@@ -107,6 +108,7 @@ def test_large_session_page_in_bounded_memory(tmp_path):
     assert len(text) < 80_000_000
 
 
+@pytest.mark.chromium
 def test_the_page_says_what_it_left_out(tmp_path):
     session = tmp_path / f"{SID}.jsonl"
     _write_session(session, 3, 10)
@@ -134,6 +136,7 @@ def test_no_page_is_left_by_a_bad_file(tmp_path):
     assert list(tmp_path.iterdir()) == [session]  # neither the page nor its temporary file
 
 
+@pytest.mark.chromium
 def test_devduck_and_dm_sessions_drawn(tmp_path):
     """A DevDuck ZIP and a DM-Code-Agent JSONL: their tool calls (and DM's run and model call)
     are spans on the page."""
