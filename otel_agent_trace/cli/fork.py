@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         print(
             "  otel-agent-trace resume "
             + clean(shlex.quote(str(result.path)))
-            + f' --snapshot {result.snapshot_id} --agent your_module:make_agent "your next question"'
+            + f' --at {clean(result.fork_point)} --agent your_module:make_agent "your next question"'
         )
     else:
         print(f"not resumable: {clean(result.reason)}")

@@ -49,7 +49,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("path", help="checkpoint-tier session .jsonl or .zip")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--snapshot", type=int, help="snapshot number (default: the latest)")
-    where.add_argument("--at", help="the latest snapshot at or before this entry (id or unique prefix)")
+    where.add_argument("--at", help="the conversation as it stood at this entry (id or unique prefix)")
     p.add_argument(
         "--agent", required=True, help="module:factory that returns your agent (called with no arguments)"
     )
@@ -101,12 +101,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"working directory: {clean(preview.cwd)} (recorded; asked by --cwd recorded)")
         os.chdir(preview.cwd)
     cols = width()
+    where = f"snapshot #{preview.snapshot_id}" if args.at is None else "entry"
     print(
-        f"restoring {clean(session.session_id)} snapshot #{preview.snapshot_id} ({clean(preview.entry_id)}): "
+        f"restoring {clean(session.session_id)} at {where} {clean(preview.entry_id)}: "
         f"{len(preview.messages)} messages"
     )
+    if preview.cut:
+        print(clean(preview.cut))
     if not args.query:
-        restored = resume_from_snapshot(session, preview.snapshot_id, agent=agent)
+        restored = resume_from_snapshot(session, args.snapshot, at=args.at, agent=agent)
         print(f"restored into {restored.target}; no query given, nothing run")
         return 0
     import otel_agent_trace.api as oat  # the continuation is recorded: only here is capture code loaded
@@ -136,7 +139,7 @@ def _continue(oat: Any, args: argparse.Namespace, session: Any, preview: Any, ag
         for message in preview.messages:
             oat.record_message(message.get("role", "user"), message.get("content"))
         oat.record_message("user", args.query)
-        done = resume_and_continue(session, preview.snapshot_id, args.query, agent)
+        done = resume_and_continue(session, args.snapshot, args.query, agent, at=args.at)
         oat.record_message("assistant", done.answer)
         messages = getattr(agent, "messages", None)
         if not isinstance(messages, list):

@@ -16,6 +16,7 @@ from typing import Any
 from otel_agent_trace import session_format as fmt
 
 from .replay.timeline import resolve_id
+from .resume import ResumeError, resumable_context
 
 PRIVATE_MODE = 0o600
 SHARED_MODE = 0o644
@@ -31,14 +32,16 @@ class ForkResult:
     entries_copied: int
     tier: str
     resumable: bool
-    snapshot_id: int | None
+    snapshot_id: int | None  # the latest snapshot at or before the fork point
     reason: str
+    messages: int = 0  # how many messages resume restores at the fork point
+    cut: str | None = None  # why resume leaves the last ones out (a tool call with no result yet)
 
     def resume_command(self) -> str | None:
         if not self.resumable:
             return None
         return (
-            f"otel-agent-trace resume {self.path} --snapshot {self.snapshot_id} "
+            f"otel-agent-trace resume {self.path} --at {self.fork_point} "
             '--agent your_module:make_agent "your next question"'
         )
 
@@ -50,15 +53,23 @@ def default_output(session: Any, fork_point: str) -> Path:
 
 
 def resumable_at(session: Any, fork_point: str) -> tuple[bool, int | None, str]:
-    """Whether a branch at ``fork_point`` can be resumed: a snapshot at or before it, in the
-    checkpoint tier (the trace tier keeps no message text)."""
+    """Whether a branch at ``fork_point`` can be resumed, and why: the checkpoint tier (the trace
+    tier keeps no message text) and a conversation at that entry that every framework takes — the
+    tool results recorded by then included, cut back to the last complete turn where a tool call
+    has no result yet (:func:`otel_agent_trace.offline.resume.resumable_context`)."""
+    return _resumable(session, fork_point)[:3]
+
+
+def _resumable(session: Any, fork_point: str) -> tuple[bool, int | None, str, int, str | None]:
     snapshot_id = None
     for event in session.events:
         if event.type == fmt.SNAPSHOT:
             snapshot_id = event.data.get("snapshot_id")
         if event.id == fork_point:
             break
-    if session.tier != "checkpoint":
+    try:
+        context = resumable_context(session, fork_point)
+    except ResumeError:
         return (
             False,
             snapshot_id,
@@ -66,10 +77,17 @@ def resumable_at(session: Any, fork_point: str) -> tuple[bool, int | None, str]:
                 f"the source is {session.tier}-tier: it keeps message text only as hashes; "
                 "record with AGENT_TRACE_TIER=checkpoint (or both) to resume"
             ),
+            0,
+            None,
         )
-    if snapshot_id is None:
-        return False, None, "no snapshot at or before the fork point"
-    return True, int(snapshot_id), f"snapshot #{snapshot_id} is at or before the fork point"
+    count = len(context.messages)
+    if not any(m.get("role") != "system" for m in context.messages):
+        why = "no conversation at or before the fork point"
+        return False, snapshot_id, why + (f" ({context.cut})" if context.cut else ""), 0, context.cut
+    reason = f"the conversation at the fork point, {count} messages"
+    if context.cut:
+        reason += f"; {context.cut}"
+    return True, snapshot_id, reason, count, context.cut
 
 
 def fork_session(session: Any, at: str, output: str | os.PathLike[str] | None = None) -> ForkResult:
@@ -106,5 +124,7 @@ def fork_session(session: Any, at: str, output: str | os.PathLike[str] | None = 
             view = view[os.write(fd, view) :]
     finally:
         os.close(fd)
-    ok, snapshot_id, reason = resumable_at(session, point)
-    return ForkResult(path, session.session_id, point, len(copied), session.tier, ok, snapshot_id, reason)
+    ok, snapshot_id, reason, count, cut = _resumable(session, point)
+    return ForkResult(
+        path, session.session_id, point, len(copied), session.tier, ok, snapshot_id, reason, count, cut
+    )

@@ -39,6 +39,7 @@ class Restored:
     last_query: Any = None
     cwd: str | None = None
     config: dict[str, Any] | None = None  # a LangGraph thread the state was written to
+    cut: str | None = None  # why the last messages were left out (a tool call with no result yet)
     result: Any = None  # resume_and_continue: what the agent returned
     answer: str | None = None  # ... and its text
 
@@ -50,15 +51,176 @@ def _plain(message: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in message.items() if k not in _DIGEST_KEYS}
 
 
-def rebuild_context(session: Any, *, until: str | None = None) -> list[dict[str, Any]]:
-    """The conversation as it stood at entry ``until`` (an id or unique prefix; default: the end).
+def _committed_by(events: list[Any]) -> dict[int, int]:
+    """Message entries written as one batch at the end of a model call (its input the recorder had
+    not seen, and its output) and taken in by the automatic snapshot right after them: index of
+    such a message -> index of that snapshot. Until the snapshot, the batch is not yet the
+    conversation (an input re-serialised by the SDK would otherwise appear twice)."""
+    out: dict[int, int] = {}
+    run: list[int] = []
+    for i, event in enumerate(events):
+        if event.type == fmt.MESSAGE:
+            run.append(i)
+            continue
+        if event.type == fmt.SNAPSHOT and event.data.get("auto") and run:
+            out.update(dict.fromkeys(run, i))
+        run = []
+    return out
 
-    The window is the latest run at or before that entry (a top-level ``invoke_agent`` span starts
-    a run: several runs in one file are separate windows). Within it, the last model call's input
-    and output or the last snapshot, whichever came later, then messages recorded after it."""
+
+@dataclass
+class _ToolResult:
+    call_id: str | None
+    name: str | None
+    arguments: Any
+    result: Any
+    error: str | None
+
+
+def _tool_results(events: list[Any]) -> list[_ToolResult]:
+    """The tool calls that ended among ``events``, in the order they ended; a tool span inside
+    another tool span (``@oat.tool`` under a framework's tool) is left to the outer one."""
+    starts: dict[str, dict[str, Any]] = {}
+    tool_spans: set[str] = set()
+    out: list[_ToolResult] = []
+    for event in events:
+        if event.type not in (fmt.SPAN_START, fmt.SPAN_END):
+            continue
+        d = event.data
+        span_id = d.get("span_id")
+        attrs = {**starts.get(span_id, {}), **(d.get("attributes") or {})}
+        is_tool = attrs.get("gen_ai.operation.name") == "execute_tool" or str(d.get("name") or "").startswith(
+            "execute_tool "
+        )
+        if event.type == fmt.SPAN_START:
+            starts[span_id] = attrs
+            if is_tool:
+                tool_spans.add(span_id)
+            continue
+        if not is_tool:
+            continue
+        tool_spans.add(span_id)
+        content = d.get("content") or {}
+        status = d.get("status") or {}
+        error = None
+        if status.get("code") == fmt.STATUS_ERROR:
+            error = str(status.get("description") or "error")
+        elif "tool_result" not in content:
+            continue  # no result recorded: nothing to give the model
+        call_id = attrs.get("gen_ai.tool.call.id")
+        if not call_id and d.get("parent_span_id") in tool_spans:
+            continue
+        out.append(
+            _ToolResult(
+                call_id if isinstance(call_id, str) and call_id else None,
+                attrs.get("gen_ai.tool.name"),
+                content.get("tool_arguments"),
+                content.get("tool_result"),
+                error,
+            )
+        )
+    return out
+
+
+def _calls_of(message: dict[str, Any]) -> list[dict[str, Any]]:
+    return [c for m in neutral([message]) for c in m.get("tool_calls") or ()]
+
+
+def _result_ids(message: dict[str, Any]) -> list[Any]:
+    return [m.get("tool_call_id") for m in neutral([message]) if m["role"] == "tool"]
+
+
+def _is_result(message: dict[str, Any]) -> bool:
+    converted = neutral([message])
+    return bool(converted) and all(m["role"] == "tool" for m in converted)
+
+
+def _has_block(content: Any, test: Any) -> bool:
+    return isinstance(content, list) and any(isinstance(b, dict) and test(b) for b in content)
+
+
+def _result_message(call: dict[str, Any], shape_of: dict[str, Any], found: _ToolResult) -> dict[str, Any]:
+    """The result of ``call`` in the shape of the message that made it (Strands, Anthropic,
+    Responses items, OpenAI chat / LangChain)."""
+    value = found.error if found.error is not None else found.result
+    if isinstance(value, str):
+        text = value
+    else:
+        text = _text(value) if isinstance(value, list) else json.dumps(value, ensure_ascii=False)
+    content = shape_of.get("content")
+    if shape_of.get("type") == "function_call":
+        return {"type": "function_call_output", "call_id": call["id"], "output": text}
+    if _has_block(content, lambda b: "toolUse" in b):
+        blocks = value if isinstance(value, list) and all(isinstance(b, dict) for b in value) else None
+        result = {
+            "toolUseId": call["id"],
+            "status": "error" if found.error is not None else "success",
+            "content": blocks or [{"text": text}],
+        }
+        return {"role": "user", "content": [{"toolResult": result}]}
+    if _has_block(content, lambda b: b.get("type") == "tool_use"):
+        block = {"type": "tool_result", "tool_use_id": call["id"], "content": text}
+        if found.error is not None:
+            block["is_error"] = True
+        return {"role": "user", "content": [block]}
+    out = {"role": "tool", "tool_call_id": call["id"], "content": text}
+    if call.get("name"):
+        out["name"] = call["name"]
+    return out
+
+
+def _add_tool_results(messages: list[dict[str, Any]], results: list[_ToolResult]) -> list[dict[str, Any]]:
+    """Each tool call of ``messages`` without its result, given the result its tool span recorded
+    (by call id; a span without one by tool name and arguments), right after the results the call's
+    message already has."""
+    answered = {i for m in messages for i in _result_ids(m)}
+    by_id = {r.call_id: r for r in results if r.call_id}
+    loose = [r for r in results if not r.call_id]
+    adds: list[tuple[int, list[dict[str, Any]]]] = []
+    for index, message in enumerate(messages):
+        new = []
+        for call in _calls_of(message):
+            if call.get("id") in answered or not call.get("id"):
+                continue
+            found = by_id.get(call["id"])
+            if found is None:
+                found = next(
+                    (r for r in loose if r.name == call.get("name") and r.arguments == call.get("arguments")),
+                    None,
+                )
+                if found is not None:
+                    loose.remove(found)
+            if found is not None:
+                new.append(_result_message(call, message, found))
+                answered.add(call["id"])
+        if new:
+            adds.append((index, new))
+    out = list(messages)
+    for index, new in reversed(adds):
+        at = index + 1
+        while at < len(out) and _is_result(out[at]):
+            at += 1
+        for message in new:
+            before = out[at - 1] if at - 1 > index else None
+            if (
+                before is not None
+                and message.get("role") == "user"
+                and before.get("role") == "user"
+                and isinstance(before.get("content"), list)
+            ):
+                out[at - 1] = {**before, "content": [*before["content"], *message["content"]]}
+            else:
+                out.insert(at, message)
+                at += 1
+    return out
+
+
+def _stood(session: Any, until: str | None) -> tuple[list[dict[str, Any]], int]:
+    """The conversation at entry ``until`` (see :func:`rebuild_context`) and that entry's index."""
     events = session.events
     stop = resolve_id([e.id for e in events], until) if until else None
     window_start = 0
+    end = len(events)
     for i, event in enumerate(events):
         d = event.data
         if event.type == fmt.SPAN_START and not d.get("parent_span_id"):
@@ -68,20 +230,98 @@ def rebuild_context(session: Any, *, until: str | None = None) -> list[dict[str,
         if event.id == stop:
             end = i + 1
             break
-    else:
-        end = len(events)
+    committed = _committed_by(events)
     ids: list[str] = []
-    for event in events[window_start:end]:
+    for i in range(window_start, end):
+        event = events[i]
         d = event.data
         if event.type == fmt.SPAN_END and "input_message_ids" in (d.get("content") or {}):
             content = d["content"]
             ids = list(content.get("input_message_ids") or []) + list(content.get("output_message_ids") or [])
         elif event.type == fmt.SNAPSHOT and isinstance(d.get("message_ids"), list):
             ids = [i for i in d["message_ids"] if isinstance(i, str)]
-        elif event.type == fmt.MESSAGE and event.id not in ids:
+        elif event.type == fmt.MESSAGE and event.id not in ids and committed.get(i, -1) < end:
             ids.append(event.id)
-    by_id = {e.id: e for e in events}
-    return [_plain(fmt.message_view(by_id[i].data if i in by_id else None, i)) for i in ids]
+    by_id = {e.id: e for e in events[:end]}  # (a later run's snapshot names the earlier run's messages)
+    messages = [_plain(fmt.message_view(by_id[i].data if i in by_id else None, i)) for i in ids]
+    return _add_tool_results(messages, _tool_results(events[window_start:end])), end - 1
+
+
+def rebuild_context(session: Any, *, until: str | None = None) -> list[dict[str, Any]]:
+    """The conversation as it stood at entry ``until`` (an id or unique prefix; default: the end).
+
+    The window is the latest run at or before that entry (a top-level ``invoke_agent`` span starts
+    a run: several runs in one file are separate windows). Within it, the last model call's input
+    and output or the last snapshot, whichever came later, then messages recorded after it (the
+    messages a model call wrote at its end count from the snapshot taken after it), and the result
+    of every tool call that had ended by then (from its tool span) when no message holds it yet.
+    A model's tool call whose tool had not returned yet is in it, without a result: that is how the
+    conversation stood (:func:`resumable_context` cuts it off)."""
+    return _stood(session, until)[0]
+
+
+@dataclass
+class Context:
+    """A conversation that can be handed to an agent: every tool call with its result."""
+
+    messages: list[dict[str, Any]]
+    entry_id: str
+    cut: str | None = None  # why the messages after the last complete turn were left out
+    dropped: int = 0
+
+
+def _cut_point(messages: list[dict[str, Any]]) -> tuple[int, str] | None:
+    """Where a history stops being valid for a framework: a message the file does not hold, a
+    tool call with no result after it, a result for a call never made."""
+    made: set[Any] = set()
+    for index, message in enumerate(messages):
+        if message.get("missing"):
+            return index, f"message {message['missing']} is not in the file"
+        for rid in _result_ids(message):
+            if rid and rid not in made:
+                return index, f"a tool result ({rid}) for a call made before this part of the recording"
+        calls = _calls_of(message)
+        if calls:
+            later = {i for m in messages[index + 1 :] for i in _result_ids(m)}
+            missing = [c for c in calls if not c.get("id") or c["id"] not in later]
+            if missing:
+                named = ", ".join(f"{c.get('name')} ({c.get('id')})" for c in missing)
+                return index, f"the model's call of {named} has no result at this entry"
+            made.update(c["id"] for c in calls)
+    return None
+
+
+def valid_history(messages: list[dict[str, Any]], entry_id: str = "") -> Context:
+    """``messages`` cut back to the last complete turn: before the first model message whose tool
+    calls have no result (an agent given it would fail, send the call unanswered or run the tool
+    again), or the first message the file does not hold."""
+    found = _cut_point(messages)
+    if found is None:
+        return Context(list(messages), entry_id)
+    index, why = found
+    kept = messages[:index]
+    return Context(
+        kept,
+        entry_id,
+        f"cut back to the last complete turn ({len(kept)} of {len(messages)} messages): {why}",
+        len(messages) - index,
+    )
+
+
+def resumable_context(session: Any, at: str | None = None) -> Context:
+    """The conversation at entry ``at`` (default: the end) as an agent can take it up: with the
+    tool results recorded by then, cut back to the last complete turn where a call has none yet."""
+    _check_tier(session)
+    messages, index = _stood(session, at)
+    return valid_history(messages, session.events[index].id)
+
+
+def _check_tier(session: Any) -> None:
+    if getattr(session.format, "NAME", "") == "otel-agent-trace" and session.tier != "checkpoint":
+        raise ResumeError(
+            f"{session.path}: a {session.tier}-tier recording keeps message text only as hashes; "
+            "resume needs the checkpoint tier (record with AGENT_TRACE_TIER=checkpoint or both)"
+        )
 
 
 # --- snapshots ----------------------------------------------------------------------------------
@@ -123,11 +363,7 @@ def find_snapshot(session: Any, n: int | None = None, *, at: str | None = None) 
 
 def snapshot_messages(session: Any, snapshot: Any) -> list[dict[str, Any]]:
     """A snapshot's conversation; a :class:`ResumeError` when the file does not hold its text."""
-    if session.tier != "checkpoint":
-        raise ResumeError(
-            f"{session.path}: a {session.tier}-tier recording keeps message text only as hashes; "
-            "resume needs the checkpoint tier (record with AGENT_TRACE_TIER=checkpoint or both)"
-        )
+    _check_tier(session)
     by_id = {e.id: e for e in session.events}
     out = []
     for mid in snapshot.data.get("message_ids") or []:
@@ -399,16 +635,30 @@ def _provider(session: Any, snapshot: Any) -> str:
 def resume_from_snapshot(
     session: Any, n: int | None = None, *, agent: Any = None, at: str | None = None
 ) -> Restored:
-    """Restore snapshot ``n`` (1-based; ``None``: the latest; or the latest at/before entry ``at``)
-    into ``agent`` and return what was restored. With no agent, the messages are returned only."""
-    snap = find_snapshot(session, n, at=at)
-    messages = snapshot_messages(session, snap)
+    """Restore the conversation into ``agent`` and return what was restored: as it stood at
+    snapshot ``n`` (1-based; ``None``: the latest; negative: from the end), or at any entry ``at``
+    (an id or unique prefix) — with the tool results recorded by then, cut back to the last complete
+    turn where a tool call has no result yet (``Restored.cut`` says so). With no agent, the
+    messages are returned only."""
+    if at is not None:
+        context = resumable_context(session, at)
+        snap = _latest_snapshot_at(session, context.entry_id)
+    else:
+        snap = find_snapshot(session, n)
+        context = resumable_context(session, snap.id)
+    messages = context.messages
+    if not any(m.get("role") != "system" for m in messages):
+        raise ResumeError(
+            f"{session.path}: no conversation at {context.entry_id} to resume"
+            + (f" ({context.cut})" if context.cut else "")
+        )
+    data = snap.data if snap is not None else {}
     kind = kind_of(agent)
     restored: Any = messages
     config = None
     target = kind
     if kind == "list":
-        anthropic = _provider(session, snap) == "anthropic" or any(
+        anthropic = (snap is not None and _provider(session, snap) == "anthropic") or any(
             isinstance(m.get("content"), list)
             and any(isinstance(b, dict) and b.get("type") == "tool_use" for b in m["content"])
             for m in messages
@@ -422,7 +672,7 @@ def resume_from_snapshot(
     elif kind == "langgraph":
         restored = {"messages": to_langchain(_without_system(messages))}
         if getattr(agent, "checkpointer", None):
-            config = {"configurable": {"thread_id": f"resume-{session.session_id}-{snap.id}"}}
+            config = {"configurable": {"thread_id": f"resume-{session.session_id}-{context.entry_id}"}}
             agent.update_state(config, restored)
     elif kind == "openai_agents":
         restored = to_agents_input(_without_system(messages))
@@ -430,16 +680,27 @@ def resume_from_snapshot(
         restored = to_openai(messages)
     return Restored(
         source_session=session.session_id,
-        snapshot_id=snap.data.get("snapshot_id"),
-        entry_id=snap.id,
+        snapshot_id=data.get("snapshot_id"),
+        entry_id=context.entry_id,
         messages=messages,
         target=target,
         restored=restored,
-        system_prompt=snap.data.get("system_prompt"),
-        last_query=snap.data.get("last_query"),
-        cwd=snap.data.get("cwd"),
+        system_prompt=data.get("system_prompt"),
+        last_query=data.get("last_query"),
+        cwd=data.get("cwd"),
         config=config,
+        cut=context.cut,
     )
+
+
+def _latest_snapshot_at(session: Any, entry_id: str) -> Any:
+    best = None
+    for event in session.events:
+        if event.type == fmt.SNAPSHOT:
+            best = event
+        if event.id == entry_id:
+            break
+    return best
 
 
 def _answer_text(result: Any) -> str:

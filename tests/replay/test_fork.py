@@ -37,8 +37,8 @@ def test_fork_copies_up_to_the_point_and_links_back_and_a_unique_prefix_finds_an
     assert fork["type"] == "fork" and fork["parent_id"] == point
     assert fork["source_session"] == source.session_id and fork["forked_from_entry_id"] == point
     assert stat.S_IMODE(out.stat().st_mode) == 0o600
-    assert "resumable: snapshot #2" in done.stdout
-    assert f"otel-agent-trace resume {out} --snapshot 2 --agent" in done.stdout
+    assert "resumable: the conversation at the fork point, 6 messages" in done.stdout
+    assert f"otel-agent-trace resume {out} --at {point} --agent" in done.stdout
     branch = load_session(out)
     assert branch.tier == "checkpoint" and len(branch.snapshots) == 2
 
@@ -80,9 +80,9 @@ def test_a_trace_fork_says_why_it_cannot_be_resumed(notes, tmp_path):
     assert stat.S_IMODE((tmp_path / "t.jsonl").stat().st_mode) == 0o644
 
 
-def test_before_any_snapshot_a_checkpoint_fork_is_not_resumable(notes, tmp_path):
+def test_before_any_conversation_a_checkpoint_fork_is_not_resumable(notes, tmp_path):
     session = load_session(notes.checkpoint)
-    result = fork_session(session, session.events[2].id)
+    result = fork_session(session, session.events[1].id)
     assert result.path.parent == notes.checkpoint.parent and result.path.name.endswith(".checkpoint.jsonl")
-    assert not result.resumable and result.reason == "no snapshot at or before the fork point"
+    assert not result.resumable and result.reason == "no conversation at or before the fork point"
     result.path.unlink()

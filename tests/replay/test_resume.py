@@ -115,6 +115,9 @@ def test_rebuild_context_at_any_entry_and_runs_as_separate_windows(notes):
             == resume_from_snapshot(session, snap.data["snapshot_id"]).messages
         )
     assert rebuild_context(session, until=session.events[0].id) == []
+    # A message recorded on its own counts from its entry on: at the tool call that follows it
+    counting = next(e for e in session.events if e.data.get("name") == "execute_tool count_words")
+    assert rebuild_context(session, until=counting.id)[-1]["content"].startswith('{"tool": "count_words"')
     assert rebuild_context(session)[-1] == {"role": "assistant", "content": "The note has 11 words."}
 
 
