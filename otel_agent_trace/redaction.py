@@ -247,22 +247,42 @@ _KEY_NEEDLES += ("sess", "bearer", "otp")
 _BEARER = r"(?P<bearer>(?P<bearer_p>(?<![A-Za-z])(?i:bearer)[ \t]+)[A-Za-z0-9+/=._\-~]{8,})"
 # scheme://user:pass@host
 _USERINFO = r"(?P<userinfo>(?<=://)[\w\-.~%!$&()*+,;=:]+@)"  # the characters RFC 3986 allows
+# A key that opens a string ("Set-Cookie: …" or 'token=…'): which quote opened it. A value never
+# starts with that quote unless the key closed the string itself ("password": "…", 'token'='…'):
+# there it is the string's end (header="Set-Cookie:", sep="\r\n": the value is not ", sep=").
+_OPENED = r"(?:(?<=\")(?P<{0}_dq>)|(?<=')(?P<{0}_sq>)|(?<![\"']))"  # one way only: no backtracking
+_NOT_CLOSING = r"{1}(?({0}_dq)(?!\")|(?({0}_sq)(?!')|))"
+# A cookie header's value: its pairs up to the end of the line or of the string that holds it; a
+# pair's value may be quoted (name="v; w", RFC 6265), also with escaped quotes inside.
+_COOKIE_VALUE = r"[^\s<>\"'](?:=\"(?:[^\"\\\r\n]|\\[^\r\n])*\"|[^\r\n<>\"'])*"
 # Key-based rules, all within one line; each alternative is one named group (see ``lastgroup``).
 _STRUCTURAL = (
     # "key": "value" (JSON, also once-escaped \"key\": \"value\") and 'key': 'value' (Python).
     r"(?P<kv>(?P<kv_q>\\{0,3}[\"'])" + _KEY_HINT + r"(?P<kv_k>[\w.\- ]{1,64}?)(?P=kv_q)"
     r"[ \t]*:[ \t]*(?P=kv_q)(?P<kv_v>[^\n]*?)(?:(?<!\\)(?P=kv_q)|\Z))",
     # --password hunter2, --api-key=abc, -token 'x'
-    r"(?P<cli>(?<![^\s\"'=])(?P<cli_k>--?" + _KEY_HINT + r"[A-Za-z][\w\-]{0,63})(?P<cli_s>=|[ \t]+)"
-    r"(?P<cli_v>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'<>\-][^\s\"'<>]*))",
+    r"(?P<cli>(?<![^\s\"'=])"
+    + _OPENED.format("cli")
+    + r"(?P<cli_k>--?"
+    + _KEY_HINT
+    + r"[A-Za-z][\w\-]{0,63})(?P<cli_s>=|[ \t]+)"
+    + _NOT_CLOSING.format("cli", "")
+    + r"(?P<cli_v>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'<>\-][^\s\"'<>]*))",
     # Authorization: Basic …, token=…, ?api_key=…, PASSWORD="…" (not a host:port after :// or @)
     r"(?P<kva>(?<![\w\-])(?<!//)(?<!@)(?=[A-Za-z_][\w.\-]{0,63}[\"']?[ \t]*[:=])"
+    + _OPENED.format("kva")
     + _KEY_HINT.replace(" ]", "]")
-    + r"(?P<kva_k>[A-Za-z_][\w.\-]{0,63})(?P<kva_q>[\"']?)"
+    + r"(?P<kva_k>[A-Za-z_][\w.\-]{0,63})(?P<kva_q>[\"'])?"
     r"(?P<kva_s>[ \t]*[:=][ \t]*)"
-    r"(?P<kva_v>(?<=ookie:)[ \t]*[^\s<>\"'][^\r\n<>\"']*|(?<=ookie: )[^\s<>\"'][^\r\n<>\"']*"
-    r"|(?:(?i:bearer|basic|token|digest)[ \t]+)?(?:\\{1,3}\"[^\"\\\n<>]+\\{1,3}\"|\\{1,3}'[^'\\\n<>]+\\{1,3}'"
-    r"|\"[^\"\n<>]+\"|'[^'\n<>]+'|[^\s\"'<>&,;)\]}]+)))",
+    + _NOT_CLOSING.format("kva", "(?(kva_q)|")
+    + ")"
+    + r"(?P<kva_v>(?<=ookie:)[ \t]*"
+    + _COOKIE_VALUE
+    + r"|(?<=ookie: )"
+    + _COOKIE_VALUE
+    + r"|(?:(?i:bearer|basic|token|digest)[ \t]+)?"
+    r"(?:\\{1,3}\"[^\"\\\n<>]+\\{1,3}\"|\\{1,3}'[^'\\\n<>]+\\{1,3}'"
+    r"|\"(?:[^\"\\\n<>]|\\[^\n])+\"|'(?:[^'\\\n<>]|\\[^\n])+'|[^\s\"'<>&,;)\]}]+)))",
 )
 _HOME_TAIL = r"(?=$|[/\s\"'`:;,)\]}>])"
 _BEARER_RE = re.compile(_BEARER)
@@ -1113,12 +1133,16 @@ class Redactor:
 # secret-looking key in text is kept when it cannot be a credential: code (a call, a subscript,
 # an attribute, a name, a comparison, a literal being opened), a placeholder (``%s``, ``{token}``,
 # ``$TOKEN``, ``...``, ``****``, ``REDACTED``), or, quoted or not, a path, a URL, an environment
-# variable's name, a number under a key that is not a password's, text under 6 characters (as for
-# environment values) or words (``your-api-key``, ``refresh_token``, ``BasicAuth``, ``letmein``):
-# a credential holds a digit, a symbol, or mixed case that is not camel case. Where the text is
-# not code (a URL query, an environment file or ``export``, an HTTP header, a cookie, a
-# command-line flag) only placeholders are kept, and in a header a word of one case. Structured
-# values (a dict's value under a secret-looking key) are always replaced.
+# variable's name, a number under a key that is not a password's (also a hex literal that fits a
+# machine word, ``0x08074b50``, and dotted numbers: an OID, a version, an IP address), text under
+# 6 characters (as for environment values) or words (``your-api-key``, ``refresh_token``,
+# ``BasicAuth``, ``letmein``, ``CRAM-MD5``): a credential holds a digit, a symbol, or mixed case
+# that is not camel case. Where the text is not code (a URL query, an environment file or
+# ``export``, an HTTP header, a command-line flag) only placeholders are kept, and in a header a
+# word of one case; in a URL also a short number under a key whose numbers are not secret, and a
+# name under ``key`` alone (``?key=pydoc``). A cookie is judged pair by pair
+# (:func:`_cookie_secret`). Structured values (a dict's value under a secret-looking key) are
+# always replaced.
 
 _PLACEHOLDER = re.compile(
     r"%(?:\([\w.]*\))?[-#0 +]*\d*(?:\.\d+)?[sdrifxa]|\{[\w!:.\[\]]*\}|\$\{|\$\(|\$[A-Z_][A-Z0-9_]*\b"
@@ -1133,7 +1157,12 @@ _NOT_A_CREDENTIAL = re.compile(
     r"|(?:(?:bold|italic|underline|no\w+|bg:|border:) ?)*#[0-9A-Fa-f]{3,8}(?: [\w: #]*)?"  # a colour
     r"|\*{1,2}[A-Za-z_]\w*"  # *args, **kwargs
 )
-_NUMBER = re.compile(r"[-+]?\d[\d_]*(?:\.\d+)?")
+# A number as code writes it: decimal, with dots (a float, a version, an IP address, an OID such as
+# 1.3.6.1.5.5.7.3.1), or a hex, octal or binary literal that fits a machine word (0x08074b50): not a
+# credential unless its key is a password's. Longer hex literals are key material (an AES key).
+_NUMBER = re.compile(
+    r"[-+]?(?:\d[\d_]*(?:\.\d+)*(?:[eE][-+]?\d+)?|0[xX](?:_?[0-9A-Fa-f]){1,16}|0[oO][0-7_]+|0[bB][01_]+)"
+)
 _CALL_OR_ITEM = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*[(\[]")
 _DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
@@ -1155,7 +1184,6 @@ _PROSE_AFTER_FLAG = frozenset(
     " can must should will if when with without for of in on the a an".split()
 )
 _WORD_SEPARATORS = re.compile(r"[-.~:/ ',]+")
-_COOKIE_PAIR = re.compile(r"[\w.\-]+=[^\s;,]")
 _SCHEME_PREFIX = re.compile(r"(?i:bearer|basic|token|digest)[ \t]+")
 
 
@@ -1223,7 +1251,8 @@ def _is_name(word: str) -> bool:
 def _reads_as_words(text: str) -> bool:
     """Names joined by ``-``, ``.``, ``:``, ``/``, ``~``, ``'``, ``,`` or spaces (``your-api-key``,
     ``urn:ietf:params:oauth:grant-type:jwt-bearer``, ``UTF-8-SIG``, ``a secret``), not a token;
-    digits only beside two words or more (``zz-plain-1`` is a credential)."""
+    digits only beside two words or more, a common abbreviation counting as one (``CRAM-MD5``;
+    ``zz-plain-1`` is a credential)."""
     parts = [p for p in _WORD_SEPARATORS.split(text) if p]
     if not parts:
         return False
@@ -1243,7 +1272,7 @@ def _reads_as_words(text: str) -> bool:
             part = tail.group(1)
         if not _is_name(part):
             return False
-        words += len(part) >= 3
+        words += len(part) >= 3 or part.lower() in _ABBREVIATIONS  # CRAM-MD5, HMAC-SHA1
     return not with_digits or words >= 2
 
 
@@ -1312,8 +1341,22 @@ def _holds_secret(m: re.Match[str], key_group: str, name: str, inner: str, quote
     """Whether the value ``inner`` (unquoted) under the secret-looking key ``name`` of the key
     rule match ``m`` is a secret (see the comment above)."""
     at = m.start()
-    if at > 0 and m.string[at - 1] in "?&;" and inner.isalnum() and not inner.isalpha():
-        return True  # ?api_key=K123456: the common case, without the checks below
+    text = m.string
+    in_query = at > 0 and text[at - 1] in "?&;"
+    numeric = _key_verdict(name)[1]
+    if in_query and inner.isalnum() and not inner.isalpha():
+        # ?api_key=K123456: the common case, without the checks below; but a short number under
+        # a key whose numbers are not secret is a count or an id (;cookie=1234), as in code
+        return numeric or not inner.isdigit() or len(inner) >= MIN_SECRET_VALUE
+    if (
+        name.lower().endswith("cookie")
+        and key_group != "cli_k"
+        and "=" in inner
+        and _CALL_OR_ITEM.match(inner) is None  # cookie: http.cookies.BaseCookie[str] = …: code
+    ):
+        if key_group == "kv_k" and m.end("kv_v") == m.end():
+            return True  # "cookie": "… that runs to the end (a preview's head): not all of it is seen
+        return _cookie_secret(inner)  # Cookie: a=b; c=d, document.cookie = "a=b": pair by pair
     if _PLACEHOLDER.search(inner):
         return False  # "…", "****", "%s", "{token}", "$TOKEN", "<your key>"
     inner = inner.rstrip("`.,;:!?")  # the end of a sentence, markdown
@@ -1321,7 +1364,6 @@ def _holds_secret(m: re.Match[str], key_group: str, name: str, inner: str, quote
         return False
     if _PLACEHOLDER.search(inner):
         return False
-    numeric = _key_verdict(name)[1]
     if key_group == "kv_k" and m.end("kv_v") == m.end():
         return True  # "token": "… that runs to the end (a preview's head): not all of it is seen
     if quote in ('"', "'"):  # a quoted literal
@@ -1330,10 +1372,9 @@ def _holds_secret(m: re.Match[str], key_group: str, name: str, inner: str, quote
         return False  # password == other, token := next(…), ::
     if key_group == "cli_k":  # --password hunter2, but "the --password option"
         return inner.lower() not in _PROSE_AFTER_FLAG
-    text = m.string
-    at = m.start()
-    if at > 0 and text[at - 1] in "?&;":  # a URL query parameter
-        return True
+    if in_query:  # a URL query parameter: its value goes, whatever it looks like; but "key"
+        # alone is a secret only by its place, and a name under it is a lookup key (?key=pydoc)
+        return name.lower() != "key" or not _is_name(inner)
     separator = m.group("kva_s")
     unquoted_key = not m.group("kva_q")
     if separator == "=" and unquoted_key:
@@ -1341,9 +1382,7 @@ def _holds_secret(m: re.Match[str], key_group: str, name: str, inner: str, quote
         if (after == len(text) or text[after] in " \t\r\n\\") and _starts_a_command(text, at):
             return True  # KEY=value in an environment file or a shell command
     if ":" in separator and unquoted_key and (at == 0 or text[at - 1] in " \t\r\n\"'"):
-        if name.lower().endswith("cookie"):
-            if _COOKIE_PAIR.search(inner):  # Cookie: sessionid=abc
-                return True
+        if name.lower().endswith("cookie"):  # Cookie: abc (no pairs: those are judged above)
             inner = inner.split(None, 1)[0].rstrip(",;)")
             return bool(inner) and not _code_value(inner, numeric)
         if "-" in name:  # X-Api-Key: value (an HTTP header): but a word of one case, a snake_name
@@ -1362,6 +1401,31 @@ def _holds_secret(m: re.Match[str], key_group: str, name: str, inner: str, quote
     return not _code_value(inner, numeric)
 
 
+_COOKIE_ITEM = re.compile(r'(?<![^\s;,"])([\w.\-$]+)[ \t]*=[ \t]*("[^"]*"?|[^\s;,"]*)')
+_COOKIE_RUN = re.compile(r"[A-Za-z0-9_.\-+/%]{" + str(MIN_SECRET_VALUE) + ",}")
+_COOKIE_CHUNKS = re.compile(r"[_.\-/]+")
+_ESCAPED_BREAK = re.compile(r"\\+(?:[nrt]|[0-7]{3}|x[0-9A-Fa-f]{2})")  # \r\n, \054 (a comma)
+
+
+def _cookie_secret(cookies: str) -> bool:
+    """Whether a cookie header's value (``a=b; c="d"``, ``Set-Cookie: …`` lines, escaped quotes)
+    holds a credential: a pair under a secret-looking name (``sessionid``, ``JSESSIONID``,
+    ``auth_token``) with any value but a placeholder, or any value that looks generated (a run of
+    6 or more token characters that is not names and numbers joined by ``_ . - /``: a session id,
+    a hash, base64). Other values are an application's data (``lang=en``, ``Path=/``,
+    ``CUSTOMER=WILE_E_COYOTE``, an expiry date): a session cookie is generated, never chosen."""
+    cookies = _ESCAPED_BREAK.sub(" ", cookies.replace('\\"', '"'))  # \r\n between two headers
+    for name, value in _COOKIE_ITEM.findall(cookies):
+        value = value.strip('"')
+        if value and is_secret_key(name.lstrip("$")) and not _PLACEHOLDER.search(value):
+            return True
+    for run in _COOKIE_RUN.findall(cookies):
+        for chunk in _COOKIE_CHUNKS.split(run):
+            if chunk and not chunk.isdigit() and not (_IDENTIFIER.fullmatch(chunk) and _is_name(chunk)):
+                return True
+    return False
+
+
 # An OpenSSH key type ("sk-ecdsa-sha2-nistp256@openssh.com"), not an OpenAI key.
 _OPENSSH_NAME = re.compile(r"sk-(?:ecdsa|ssh)-[a-z0-9\-]{0,40}")
 
@@ -1369,12 +1433,19 @@ _OPENSSH_NAME = re.compile(r"sk-(?:ecdsa|ssh)-[a-z0-9\-]{0,40}")
 def _userinfo_secret(userinfo: str) -> bool:
     """Whether a URL's ``user:password`` holds a secret: a password, unless a placeholder or words
     (``user:pass``, ``username:password``, ``***:***``, ``REDACTED:REDACTED``); a user name alone
-    (``git@``) only when it looks like a token."""
+    (``git@``) only when it looks like a token: as long as one, and not words."""
     user, colon, password = userinfo.partition(":")
     value = urllib.parse.unquote(password if colon else user)
     if not any(c.isalnum() for c in value) or _PLACEHOLDER.search(value):
         return False
+    if not colon and len(value) < _TOKEN_LENGTH:
+        return False  # a user name (ftp://%25parrot@, deploy@): a token is longer
     return not _reads_as_words(value)
+
+
+# The shortest token used as a URL's user name alone that we look for (the catalogue's shapes
+# are 16 characters or more after their prefix; GitHub's classic tokens are 40).
+_TOKEN_LENGTH = 16
 
 
 def _starts_a_command(text: str, at: int) -> bool:
