@@ -1,6 +1,7 @@
-"""Source code is not a secret: over the Python code installed in this environment (no secrets in
-it), redaction changes no line but the home-directory prefix; secrets planted in the same code,
-in the shapes real ones have, are all removed (and nothing around them changes)."""
+"""Source code is not a secret: over the Python code installed in this environment and over the
+standard library (no real secrets in either), redaction changes no line but the home-directory
+prefix and the few listed; secrets planted in the same code, in the shapes real ones have, are all
+removed (and nothing around them changes)."""
 
 from __future__ import annotations
 
@@ -86,6 +87,87 @@ def test_source_code_is_not_redacted(corpus, redactor):
             ]
     print(f"\ncorpus: {len(corpus)} files, {scanned} lines scanned, {len(changed)} changed")
     assert scanned >= MIN_LINES
+    assert not changed, f"{len(changed)} of {scanned} lines changed:\n" + "\n".join(changed[:40])
+
+
+# --- the standard library -----------------------------------------------------------------------
+#
+# The running interpreter's standard library, every file (site-packages left out): code written
+# with care by many people, and test suites full of fake credentials. Outside its test data no
+# line may change but the ones listed below; in its test data (test/, */tests/, idlelib/idle_test/)
+# only lines that hold what a real secret looks like, each listed with the reason.
+
+STDLIB = Path(sysconfig.get_paths()["stdlib"])
+NOT_STDLIB = frozenset({"site-packages", "dist-packages"})
+# (path under the stdlib, the line stripped) -> why it is right to remove what is removed.
+STDLIB_SECRETS = {
+    # Not test data: the one line outside the stdlib's tests. A docstring's example, but a
+    # password literal with a symbol ("secret$password" in German) is what a real one looks like,
+    # as pydantic's password='password1' above; keeping it would keep every such password.
+    ("urllib/request.py", "passwd='geheim$parole')"): "a password literal with a symbol",
+    # Test data.
+    ("test/test_urllib2_localnet.py", 'PASSWD = "test123"'): "a password literal with digits",
+    # A .pypirc's "password:" line: a config file's password goes whatever it looks like; only its
+    # one repeated letter says it is fake, and a long run of one letter is what tests (ours too:
+    # test_redaction.py's "v" * 2000) put where a long secret goes.
+    ("distutils/tests/test_upload.py", "password:" + "a" * 67): "a .pypirc password",
+    **{
+        ("test/test_http_cookiejar.py", line): "a session id (letters and digits) under JSESSIONID"
+        for line in (
+            "#       Set-Cookie: JSESSIONID=ABCDERANDOM123; Path=",
+            'headers.append("Set-Cookie: JSESSIONID=ABCDERANDOM123; Path=")',
+            '"JSESSIONID=ABCDERANDOM123")',
+        )
+    },
+}
+MIN_STDLIB_LINES = 500_000
+
+
+def _is_test_data(name: str) -> bool:
+    """Whether a stdlib file is in one of its test suites (test/, lib2to3/tests/, idle_test/ …)."""
+    return any(
+        part in ("test", "tests") or part.endswith(("_test", "_tests")) or part.startswith("test_")
+        for part in name.split("/")[:-1]
+    )
+
+
+def _stdlib() -> list[tuple[str, str]]:
+    """(path under the stdlib, text) of every ``.py`` file of the standard library, sorted."""
+    out = []
+    for path in sorted(STDLIB.rglob("*.py")):
+        name = path.relative_to(STDLIB).as_posix()
+        if NOT_STDLIB.intersection(name.split("/")) or not path.is_file():
+            continue
+        try:
+            out.append((name, path.read_text("utf-8")))
+        except (UnicodeDecodeError, OSError):
+            continue  # test data in other encodings (test/encoded_modules, bad_coding …)
+    return out
+
+
+def test_the_standard_library_is_not_redacted(redactor):
+    """``python -m pytest -s tests/privacy/test_redaction_corpus.py -k standard_library`` prints the
+    figure (about 7 s on one core)."""
+    home = str(Path.home())
+    texts = _stdlib()
+    scanned = in_tests = 0
+    listed: list[str] = []
+    changed: list[str] = []
+    for name, text in texts:
+        lines = text.count("\n") + 1
+        scanned += lines
+        in_tests += lines if _is_test_data(name) else 0
+        out = redactor.redact_text(text)
+        if out == text:
+            continue
+        for n, x, y in _changed_lines(text, out, home):
+            where = f"{name}:{n}: {x.strip()[:100]!r} -> {y.strip()[:100]!r}"
+            (listed if (name, x.strip()) in STDLIB_SECRETS else changed).append(where)
+    print(
+        f"\nstdlib {STDLIB}: {len(texts)} files, {scanned} lines ({in_tests} in test data), "
+        f"{len(listed)} changed as listed, {len(changed)} not listed"
+    )
+    assert scanned >= MIN_STDLIB_LINES
     assert not changed, f"{len(changed)} of {scanned} lines changed:\n" + "\n".join(changed[:40])
 
 
