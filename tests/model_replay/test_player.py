@@ -85,9 +85,22 @@ def test_continue_answers_the_next_recorded_response_and_counts_each_divergence(
 
 def test_another_origin_is_refused_even_with_a_recorded_body():
     player = Player(_recording())
-    with pytest.raises(ModelReplayRefused, match="never talked to 127.0.0.1:9000"):
-        player.answer(httpx2, _request("a", "http://127.0.0.1:9000/v1/chat/completions"), send=None)
-    assert player.report()["refused"] == ["POST http://127.0.0.1:9000/v1/chat/completions"]
+    with pytest.raises(ModelReplayRefused, match="never talked to api.example.com"):
+        player.answer(httpx2, _request("a", "http://api.example.com/v1/chat/completions"), send=None)
+    with pytest.raises(ModelReplayRefused, match="never talked to 127.0.0.1:9000"):  # another scheme
+        player.answer(httpx2, _request("a", "https://127.0.0.1:9000/v1/chat/completions"), send=None)
+    assert player.report()["refused"] == [
+        "POST http://api.example.com/v1/chat/completions",
+        "POST https://127.0.0.1:9000/v1/chat/completions",
+    ]
+
+
+def test_another_loopback_port_is_the_recorded_local_server():
+    """A local model server binds a free port each run (the README's demo model does)."""
+    player = Player(_recording())
+    assert _answer(player, _request("a", "http://localhost:9000/v1/chat/completions"))
+    (call,) = player.report()["calls"]
+    assert call["status"] == "replayed" and call["origin"] == "loopback: port not compared"
 
 
 def test_live_sends_the_diverged_request_and_the_rest_to_the_live_origin():
