@@ -1147,6 +1147,7 @@ class Redactor:
 _PLACEHOLDER = re.compile(
     r"%(?:\([\w.]*\))?[-#0 +]*\d*(?:\.\d+)?[sdrifxa]|\{[\w!:.\[\]]*\}|\$\{|\$\(|\$[A-Z_][A-Z0-9_]*\b"
     r"|%[A-Z_][A-Z0-9_]*%|\.\.\.|\u2026|<[A-Za-z_][\w .\-]*>|^[{\[(]"
+    r"|\*{3,}|\u2022{3,}"  # masked already: xoxb-***, sk-••••
     r"|^(?i:redacted|x{3,}|placeholder|your[-_ ][\w\- ]*)$"
 )
 _CONSTANTS = frozenset({"true", "false", "null", "none", "nil", "undefined", "yes", "no", "on", "off"})

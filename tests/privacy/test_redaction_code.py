@@ -162,3 +162,23 @@ def test_names_lookup_keys_short_numbers_and_user_names_are_kept(r, line):
 )
 def test_secrets_next_to_those_still_go(r, line, secret):
     assert secret not in r.redact_text(line)
+
+
+# --- a value masked already is a placeholder -----------------------------------------------------
+
+MASKED = [
+    # slack_bolt/adapter/asgi/aiohttp/__init__.py (a test dependency's docstring)
+    "export SLACK_BOT_TOKEN=xoxb-***",
+    "OPENAI_API_KEY=sk-\u2022\u2022\u2022\u2022",
+    'api_key = "sk-proj-****"',
+]
+
+
+@pytest.mark.parametrize("line", MASKED)
+def test_a_value_masked_already_is_kept(r, line):
+    assert r.redact_text(line) == line
+
+
+def test_a_real_token_beside_a_mask_is_still_removed(r):
+    out = r.redact_text("export SLACK_BOT_TOKEN=xoxb-1234567890-abcdefghijKLMNOP")
+    assert "abcdefghijKLMNOP" not in out
