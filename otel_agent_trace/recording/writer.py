@@ -49,7 +49,15 @@ def _create(path: Path, first: bytes, mode: int) -> int:
     except FileExistsError:
         raise SessionFileExists(f"{path}: a session file of that name already exists") from None
     if first:
-        _write_fully(fd, first)
+        try:
+            _write_fully(fd, first)
+        except BaseException:  # (a full disk): no file left holding nothing or a torn root line
+            os.close(fd)
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+            raise
     if mode == 0o600:
         os.fchmod(fd, mode)  # private, whatever the umask
     return fd
@@ -102,7 +110,7 @@ class TierWriter:
         self._names: dict[str, tuple[str, dict[str, Any]]] = {}
         self.root_id = ""
         self.entries = 0  # lines written (whole: a failed write is not counted)
-        self.failed = False  # a write failed
+        self.failed = False  # a write failed (the file then takes no more: see _lost)
         self.partial = False  # a write was finished by more than one call
         # What the ZIP export takes from here instead of scanning the file again: the bytes
         # written, and the byte offset and line number (0-based) of each snapshot entry's line.
@@ -155,7 +163,7 @@ class TierWriter:
         ``snapshot``: a snapshot entry (where its line is, is remembered for the ZIP export)."""
         with self._lock:
             fd = self._fd  # read under the lock: close() may hand the number to another file
-            if fd is None:
+            if fd is None or self.failed:  # (a failed write: the file takes no more)
                 return None
             # The id is taken before the write: a signal handler that stops the session while this
             # thread is mid-write re-enters here (the lock is reentrant) and gets the next id.
@@ -191,7 +199,7 @@ class TierWriter:
         """
         with self._lock:
             fd = self._fd
-            if fd is None:
+            if fd is None or self.failed:  # (a failed write: the file takes no more)
                 return False
             live = self._live
             entry_of = self.span_entry
@@ -223,7 +231,7 @@ class TierWriter:
         entry if one was written, else under its parent span's entry, else under the root."""
         with self._lock:
             fd = self._fd
-            if fd is None:
+            if fd is None or self.failed:  # (a failed write: the file takes no more)
                 return False
             seq = self._seq
             self._seq = seq + 1
@@ -298,9 +306,9 @@ class TierWriter:
         try:
             written = os.write(fd, data)
         except OSError as exc:
-            self._failed(exc)
+            self._lost(fd, data, 0, exc)
             return False
-        if (written != len(data) or self._fsync) and not self._write_all(data, written):
+        if (written != len(data) or self._fsync) and not self._write_all(fd, data, written):
             return False
         self.entries += count
         self.written += len(data)
@@ -327,7 +335,7 @@ class TierWriter:
         if at is not None:
             self._grown_at = at
 
-    def _write_all(self, data: bytes, written: int) -> bool:
+    def _write_all(self, fd: int, data: bytes, written: int) -> bool:
         """Finish a short write (full disk, a signal) and fsync if asked. No own_io() around the
         writes: os.write/os.fsync raise no audit events and nothing wraps them (the flag matters
         for open/close), and this is the hot path of every span."""
@@ -336,17 +344,45 @@ class TierWriter:
         try:
             view = memoryview(data)[written:]
             while view:
-                view = view[os.write(self._fd, view) :]  # type: ignore[arg-type]
+                if self.failed or self._fd != fd:  # stopped meanwhile (by a signal handler's write)
+                    return False
+                done = os.write(fd, view)
+                written += done
+                view = view[done:]
             if self._fsync:
-                os.fsync(self._fd)  # type: ignore[arg-type]
+                os.fsync(fd)
             return True
         except OSError as exc:
-            self._failed(exc)
+            self._lost(fd, data, written, exc)
             return False
 
-    def _failed(self, exc: OSError) -> None:
-        self.failed = True
-        report_once(f"write:{self.path}", "otel-agent-trace: cannot write %s: %s", self.path, exc)
+    def _lost(self, fd: int, data: bytes, done: int, exc: OSError) -> None:
+        """A write failed (a full disk, a quota, an I/O error) after ``done`` bytes of ``data``
+        reached the file. The torn line they end with is cut off (the file ends where the last
+        whole line does) and nothing more is written to the file, even once there is room again:
+        an entry written later could name a lost one (its parent, ``like``, ``prev``, a message
+        id), and a prefix of the file is always a whole tree. Should the cut itself fail, the torn
+        line is at least the last one, which the reader skips. Reported once, with what is kept."""
+        if not self.failed and self._fd == fd:  # (else the file was stopped or closed meanwhile)
+            keep = data.rfind(b"\n", 0, done) + 1  # the whole lines that reached the file
+            if keep < done:
+                try:
+                    with own_io():
+                        os.ftruncate(fd, self.written + keep)
+                except OSError:
+                    pass  # a torn last line, which the reader skips (and nothing after it)
+            if keep:
+                self.entries += data.count(b"\n", 0, keep)
+                self.written += keep
+        self.failed = True  # (the descriptor is kept until close(): nothing else gets its number)
+        report_once(
+            f"write:{self.path}",
+            "otel-agent-trace: cannot write %s: %s; it keeps the %d entries written before, "
+            "and nothing more of this session is recorded in it",
+            self.path,
+            exc,
+            self.entries,
+        )
 
     def open_spans(self) -> dict[int, str]:
         with self._lock:
@@ -357,7 +393,7 @@ class TierWriter:
             if self._fd is not None:
                 with own_io():
                     try:
-                        if self._fsync:
+                        if self._fsync and not self.failed:  # (after a failed write it would fail again)
                             os.fsync(self._fd)
                     finally:
                         os.close(self._fd)
