@@ -698,15 +698,15 @@ class LoadedSession:
 
         return rebuild_context(self, until=until)
 
-    def resume_from_snapshot(self, n: int, agent: Any = None) -> Any:
+    def resume_from_snapshot(self, snapshot_id: int, agent: Any = None) -> Any:
         from otel_agent_trace.offline.resume import resume_from_snapshot
 
-        return resume_from_snapshot(self, n, agent=agent)
+        return resume_from_snapshot(self, snapshot_id, agent=agent)
 
-    def resume_and_continue(self, n: int, new_query: str, agent: Any) -> Any:
+    def resume_and_continue(self, snapshot_id: int, new_query: str, agent: Any) -> Any:
         from otel_agent_trace.offline.resume import resume_and_continue
 
-        return resume_and_continue(self, n, new_query, agent)
+        return resume_and_continue(self, snapshot_id, new_query, agent)
 
 
 def _to_ns(bound: Any) -> int | None:

@@ -18,6 +18,7 @@ from .replay.timeline import resolve_id
 
 _DIGEST_KEYS = ("content_chars", "content_sha256")
 _RUN_OPS = ("invoke_agent", "invoke_workflow")
+_NATIVE = "otel-agent-trace"  # our format's NAME (offline.formats.native)
 
 
 class ResumeError(ValueError):
@@ -42,6 +43,16 @@ class Restored:
     cut: str | None = None  # why the last messages were left out (a tool call with no result yet)
     result: Any = None  # resume_and_continue: what the agent returned
     answer: str | None = None  # ... and its text
+
+    def __getitem__(self, key: str) -> Any:
+        """DevDuck's result keys too: ``result["messages_restored"]``, ``result["agent_result"]``."""
+        if key == "messages_restored":
+            return len(self.messages)
+        if key == "agent_result":
+            return self.result
+        if key in self.__dataclass_fields__:
+            return getattr(self, key)
+        raise KeyError(key)
 
 
 # --- the conversation at an entry ----------------------------------------------------------------
@@ -317,7 +328,7 @@ def resumable_context(session: Any, at: str | None = None) -> Context:
 
 
 def _check_tier(session: Any) -> None:
-    if getattr(session.format, "NAME", "") == "otel-agent-trace" and session.tier != "checkpoint":
+    if _is_native(session) and session.tier != "checkpoint":
         raise ResumeError(
             f"{session.path}: a {session.tier}-tier recording keeps message text only as hashes; "
             "resume needs the checkpoint tier (record with AGENT_TRACE_TIER=checkpoint or both)"
@@ -627,8 +638,8 @@ def kind_of(agent: Any) -> str:
     raise ResumeError(f"cannot restore into {type(agent).__name__}: not a known agent, graph or message list")
 
 
-def _provider(session: Any, snapshot: Any) -> str:
-    info = snapshot.data.get("model_info") or {}
+def _provider(snapshot: dict[str, Any]) -> str:
+    info = snapshot.get("model_info") or {}
     return str(info.get("provider") or "") if isinstance(info, dict) else ""
 
 
@@ -640,25 +651,28 @@ def resume_from_snapshot(
     (an id or unique prefix) — with the tool results recorded by then, cut back to the last complete
     turn where a tool call has no result yet (``Restored.cut`` says so). With no agent, the
     messages are returned only."""
-    if at is not None:
+    if not _is_native(session):
+        data, entry_id = _foreign_snapshot(session, n, at)
+        context = valid_history([_plain(m) for m in data.get("agent_messages") or []], entry_id)
+    elif at is not None:
         context = resumable_context(session, at)
         snap = _latest_snapshot_at(session, context.entry_id)
+        data = snap.data if snap is not None else {}
     else:
-        snap = find_snapshot(session, n)
-        context = resumable_context(session, snap.id)
+        data = find_snapshot(session, n).data
+        context = resumable_context(session, data["id"])
     messages = context.messages
     if not any(m.get("role") != "system" for m in messages):
         raise ResumeError(
             f"{session.path}: no conversation at {context.entry_id} to resume"
             + (f" ({context.cut})" if context.cut else "")
         )
-    data = snap.data if snap is not None else {}
     kind = kind_of(agent)
     restored: Any = messages
     config = None
     target = kind
     if kind == "list":
-        anthropic = (snap is not None and _provider(session, snap) == "anthropic") or any(
+        anthropic = _provider(data) == "anthropic" or any(
             isinstance(m.get("content"), list)
             and any(isinstance(b, dict) and b.get("type") == "tool_use" for b in m["content"])
             for m in messages
@@ -691,6 +705,47 @@ def resume_from_snapshot(
         config=config,
         cut=context.cut,
     )
+
+
+def _is_native(session: Any) -> bool:
+    return getattr(getattr(session, "format", None), "NAME", _NATIVE) == _NATIVE
+
+
+def _foreign_snapshot(session: Any, n: int | None, at: str | None) -> tuple[dict[str, Any], str]:
+    """A snapshot of a DevDuck ZIP (``snapshots.json``, its messages whole) or a DM-Code-Agent
+    file, as ``session.snapshots`` shows it, and the id of the entry that took it (``""`` if none)."""
+    snaps = session.snapshots
+    if not snaps:
+        raise ResumeError(f"{session.path}: no snapshots: nothing to resume from")
+    taken: dict[Any, str] = {}  # snapshot id -> the entry that took it
+    best = None
+    point = resolve_id([e.id for e in session.events], at) if at is not None else None
+    for event in session.events:
+        if event.type in session.format.SNAPSHOT_TYPES:
+            own = event.data.get("snapshot_id")
+            taken.setdefault(own if isinstance(own, int) else len(taken) + 1, event.id)
+            best = own if isinstance(own, int) else len(taken)
+        if event.id == point:
+            break
+    if point is not None:
+        if best is None:
+            raise ResumeError(f"{session.path}: no snapshot at or before {point}")
+        n = best
+    if n is None:
+        snap = snaps[-1]
+    elif n < 0:
+        if -n > len(snaps):
+            raise ResumeError(f"{session.path}: only {len(snaps)} snapshots")
+        snap = snaps[n]
+    else:
+        found = [s for s in snaps if s.get("snapshot_id") == n]
+        if not found:
+            have = ", ".join(str(s.get("snapshot_id")) for s in snaps)
+            raise ResumeError(f"{session.path}: no snapshot {n} (snapshots: {have})")
+        snap = found[0]
+    if not isinstance(snap.get("agent_messages"), list):
+        raise ResumeError(f"{session.path}: snapshot {snap.get('snapshot_id')} holds no messages")
+    return snap, taken.get(snap.get("snapshot_id"), "")
 
 
 def _latest_snapshot_at(session: Any, entry_id: str) -> Any:
