@@ -1,1 +1,1 @@
-_instruments = ("mcp >= 1.0, < 2",)
+_instruments = ("mcp >= 1.0, < 3",)
