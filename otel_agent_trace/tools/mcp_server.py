@@ -10,20 +10,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp.server.fastmcp import FastMCP
-
 from otel_agent_trace._version import __version__
 
 from . import recorder
 
+try:  # mcp 2.x: FastMCP is MCPServer (mcp.server.fastmcp only raises), and takes a version
+    from mcp.server.mcpserver import MCPServer
+except ImportError:  # mcp 1.x
+    MCPServer = None
+    from mcp.server.fastmcp import FastMCP
 
-def build_server(name: str = "otel-agent-trace") -> FastMCP:
-    server = FastMCP(name, instructions=recorder.DESCRIPTION)
-    # The version a client sees (serverInfo.version) is ours, not the MCP SDK's: FastMCP takes
-    # none, its low-level server does (a private attribute, checked by the test of this server).
-    lowlevel = getattr(server, "_mcp_server", None)
-    if lowlevel is not None and hasattr(lowlevel, "version"):
-        lowlevel.version = __version__
+
+def build_server(name: str = "otel-agent-trace") -> Any:
+    """The server: ``FastMCP`` on mcp 1.x, ``MCPServer`` on 2.x."""
+    if MCPServer is not None:
+        server = MCPServer(name, instructions=recorder.DESCRIPTION, version=__version__)
+    else:
+        server = FastMCP(name, instructions=recorder.DESCRIPTION)
+        # The version a client sees (serverInfo.version) is ours, not the MCP SDK's: FastMCP
+        # takes none, its low-level server does (a private attribute, checked by the test of
+        # this server).
+        lowlevel = getattr(server, "_mcp_server", None)
+        if lowlevel is not None and hasattr(lowlevel, "version"):
+            lowlevel.version = __version__
 
     @server.tool(name="session_recorder", description=recorder.DESCRIPTION)
     def session_recorder(

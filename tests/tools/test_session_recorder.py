@@ -19,7 +19,7 @@ from otel_agent_trace.settings import Settings, set_settings
 from otel_agent_trace.tools import SESSION_RECORDER_SCHEMA, session_recorder
 from tests.context.helpers import by_name, spans_of
 
-from .scripted_strands import ScriptedModel
+from .mcp_versions import MCP2, connected, structured
 
 
 @pytest.fixture
@@ -113,6 +113,8 @@ def test_strands_agent_snapshots_through_the_tool(sessions):
         "name": "session_recorder",
         "input": {"action": "snapshot", "description": "d"},
     }
+    from .scripted_strands import ScriptedModel  # here: the MCP tests run without Strands too
+
     model = ScriptedModel([[{"toolUse": use}], [{"text": "done"}]])
     strands.Agent(model=model, tools=[recorder_tool], callback_handler=None)("take a snapshot")
     files = [Path(p) for p in session_recorder("status")["files"]]
@@ -138,22 +140,20 @@ def test_langchain_tool(sessions):
 
 
 async def test_mcp_server_in_memory(sessions):
-    from mcp.shared.memory import create_connected_server_and_client_session
-
     from otel_agent_trace.tools.mcp_server import build_server
 
-    async with create_connected_server_and_client_session(build_server()) as client:
+    async with connected(build_server()) as client:
         tools = (await client.list_tools()).tools
         assert [t.name for t in tools] == ["session_recorder"]
-        assert tools[0].inputSchema["required"] == ["action"]
+        assert tools[0].model_dump(by_alias=True)["inputSchema"]["required"] == ["action"]
         started = await client.call_tool("session_recorder", {"action": "start"})
         status = await client.call_tool("session_recorder", {"action": "status"})
         refused = await client.call_tool("session_recorder", {"action": "stop", "filename": "../x"})
         stopped = await client.call_tool("session_recorder", {"action": "stop"})
-    assert started.structuredContent["status"] == "success"
-    assert status.structuredContent["session_id"] == started.structuredContent["session_id"]
-    assert refused.structuredContent["status"] == "error"
-    assert Path(stopped.structuredContent["zip_paths"][0]).exists()
+    assert structured(started)["status"] == "success"
+    assert structured(status)["session_id"] == structured(started)["session_id"]
+    assert structured(refused)["status"] == "error"
+    assert Path(structured(stopped)["zip_paths"][0]).exists()
 
 
 async def test_cli_mcp_stdio_server(tmp_path):
@@ -174,9 +174,10 @@ async def test_cli_mcp_stdio_server(tmp_path):
         listed = await client.call_tool("session_recorder", {"action": "list"})
     import otel_agent_trace
 
-    assert init.serverInfo.name == "otel-agent-trace"
-    assert init.serverInfo.version == otel_agent_trace.__version__  # ours, not the MCP SDK's
-    sessions_listed = listed.structuredContent["sessions"]
+    info = init.server_info if MCP2 else init.serverInfo
+    assert info.name == "otel-agent-trace"
+    assert info.version == otel_agent_trace.__version__  # ours, not the MCP SDK's
+    sessions_listed = structured(listed)["sessions"]
     assert [(s["session_id"], s["name"]) for s in sessions_listed] == [
         ("session-20260101-000000-aaaaaaaa", "old")
     ]
