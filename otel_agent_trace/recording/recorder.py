@@ -308,7 +308,7 @@ class SessionRecorder:
                 from .archive import export_zip
 
                 for tier in self.tiers:
-                    path = never_raise("zip export")(export_zip)(self, tier.writer)
+                    path = never_raise("zip export")(_export_or_say)(export_zip, self, tier.writer)
                     if path:
                         self.zip_paths.append(str(path))
             return list(self.zip_paths)
@@ -1081,6 +1081,21 @@ def _frozen(value: Any) -> Any:
     try:
         return orjson.dumps(value)
     except (TypeError, orjson.JSONEncodeError):
+        return None
+
+
+def _export_or_say(export_zip: Any, recorder: Any, writer: Any) -> Any:
+    """The ZIP of one tier's file, or ``None`` and a warning when the disk refuses it (full,
+    read-only, gone): that is the machine's state, not a bug of ours."""
+    try:
+        return export_zip(recorder, writer)
+    except OSError as exc:
+        report_once(
+            f"zip {writer.path}",
+            "otel-agent-trace: the session ZIP for %s was not written: %s",
+            writer.path,
+            exc,
+        )
         return None
 
 
