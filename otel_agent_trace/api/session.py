@@ -9,7 +9,7 @@ from typing import Any
 from opentelemetry import trace
 
 from otel_agent_trace._internal import sink
-from otel_agent_trace._internal.guard import internal_error
+from otel_agent_trace._internal.guard import internal_error, report_once
 from otel_agent_trace.settings import Settings, get_settings, parse_tiers
 
 
@@ -77,11 +77,17 @@ class Session:
         if not self.settings.record:
             return self
         from otel_agent_trace.recording import start_session
+        from otel_agent_trace.recording.writer import SessionFileExists
 
         configure()
-        self._recorder = start_session(
-            self.settings, name=self.name, metadata=self.metadata, environment=self.environment
-        )
+        try:
+            self._recorder = start_session(
+                self.settings, name=self.name, metadata=self.metadata, environment=self.environment
+            )
+        except SessionFileExists:
+            raise  # a path the caller named is taken: theirs to choose another
+        except OSError as exc:  # the disk refuses (full, read-only): the agent runs, unrecorded
+            report_once("session start", "otel-agent-trace: the session was not recorded: %s", exc)
         return self
 
     def stop(self) -> list[str]:

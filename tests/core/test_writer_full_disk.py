@@ -288,3 +288,16 @@ def test_a_file_that_cannot_take_its_root_line_is_not_left_behind(small_disk: Pa
     assert raised.value.errno == errno.ENOSPC
     assert os.listdir(small_disk) == ["filler"]
     assert len(os.listdir("/proc/self/fd")) == descriptors
+
+
+def test_a_session_started_on_a_full_disk_lets_the_agent_run(small_disk: Path, caplog) -> None:
+    """``oat.session(...)`` where no file can be made: one warning, no file, the agent's code
+    runs and returns as without us."""
+    _fill(small_disk / "filler")
+    caplog.set_level(logging.WARNING, logger="otel_agent_trace")
+    with oat.session("full", directory=small_disk, tier="both") as s, oat.agent("looper"):
+        assert look_up("still works") == look_up("still works")
+    assert s.files == [] and s.session_id is None
+    assert os.listdir(small_disk) == ["filler"]
+    said = [r.getMessage() for r in caplog.records if "was not recorded" in r.getMessage()]
+    assert len(said) == 1 and "No space left" in said[0]
