@@ -114,13 +114,18 @@ def test_with_tools_live_the_framework_tool_runs_and_fails_without_its_file(reco
 
 
 # An agent on the bare OpenAI SDK whose tool is an MCP server's (FastMCP, in-memory transport):
-# the call is a bare ``ClientSession.call_tool`` (MCP has no call id: matched by name).
+# the call is a bare ``ClientSession.call_tool`` (MCP has no call id: matched by name); on mcp 2.x
+# MCPServer and the high-level ``Client.call_tool``.
 MCP_AGENT = '''
 import asyncio, json, os
 
 import openai
-from mcp.server.fastmcp import FastMCP
-from mcp.shared.memory import create_connected_server_and_client_session
+try:  # mcp 2.x
+    from mcp import Client as connect
+    from mcp.server.mcpserver import MCPServer as FastMCP
+except ImportError:  # mcp 1.x
+    from mcp.server.fastmcp import FastMCP
+    from mcp.shared.memory import create_connected_server_and_client_session as connect
 
 WEATHER_FILE = os.environ["WEATHER_FILE"]
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "The weather in a city.",
@@ -138,7 +143,7 @@ def get_weather(city: str) -> str:
 
 
 async def call_tool(name, arguments):
-    async with create_connected_server_and_client_session(server) as client:
+    async with connect(server) as client:
         result = await client.call_tool(name, arguments)
     return result.content[0].text
 
