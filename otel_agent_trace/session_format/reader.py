@@ -25,6 +25,7 @@ from typing import IO, Any
 
 import orjson
 
+from .checks import BadEntry, check_entry
 from .schema import CHECKPOINT_SUFFIX, JSONL_SUFFIX, ZIP_EVENTS, SessionFormatError
 from .upgrade import Upgrade, compact_version
 
@@ -176,11 +177,15 @@ def _entries(
     strict: bool,
     max_line: int,
     numbered: bool,
+    check: bool = False,
 ) -> Iterator[Any]:
     """The entries of a stream (``(line number, entry)`` pairs when ``numbered``), read as
-    :func:`iter_lines` says; the stream is opened by ``opened`` when the first is asked for."""
+    :func:`iter_lines` says; the stream is opened by ``opened`` when the first is asked for.
+    ``check``: a file of ours (told from its first entry, :func:`_ours`) has each entry checked
+    (:func:`.checks.check_entry`), a wrong type a bad line."""
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
     upgrade: Upgrade | None = _UNDECIDED
+    checked: Any = _UNDECIDED if check else False
     careful, blanks = [False], 0
     with opened as (stream, path):
         for base, lines, ended in _blocks(stream, path, max_line, careful):
@@ -204,10 +209,28 @@ def _entries(
                         upgrade = Upgrade(entry) if compact_version(entry) else None
                     elif not upgrade.step(entry):
                         upgrade = None
+                if checked:
+                    if checked is _UNDECIDED:
+                        checked = _ours(entry)
+                    if checked:
+                        try:
+                            entry = check_entry(entry)
+                        except BadEntry as exc:
+                            number = base + len(lines) - 1 - length_hint(rest)
+                            if issues is None or strict:
+                                raise SessionFormatError(path, number, str(exc)) from None
+                            issues.append(ReadIssue(path, number, f"{exc}; skipped"))
+                            continue
                 if numbered:
                     yield base + len(lines) - 1 - length_hint(rest), entry
                 else:
                     yield entry
+
+
+def _ours(first: dict[str, Any]) -> bool:
+    """Whether a file is of our format, from its first entry: any but DevDuck's events
+    (``event_type``) and DM-Code-Agent's (``event``), which have no ``type``."""
+    return "type" in first or ("event_type" not in first and "event" not in first)
 
 
 def _bad_line(
@@ -280,6 +303,7 @@ def iter_lines(
     issues: list[ReadIssue] | None = None,
     strict: bool = False,
     max_line: int = MAX_LINE_BYTES,
+    check: bool = False,
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, entry)`` from a JSONL stream, one line in memory at a time.
 
@@ -290,9 +314,11 @@ def iter_lines(
     skipped; a byte-order mark before the first line is ignored.
 
     A file of format 1.2 or 1.3 (told from its root entry) is read as 1.1 entries
-    (:mod:`.upgrade`); older files and other formats' lines are yielded as they are.
+    (:mod:`.upgrade`); older files and other formats' lines are yielded as they are. ``check``:
+    the entries of a file of ours are checked (:mod:`.checks`; :func:`iter_entries` checks them),
+    a wrong type a bad line.
     """
-    return _entries(nullcontext((stream, path)), issues, strict, max_line, True)
+    return _entries(nullcontext((stream, path)), issues, strict, max_line, True, check)
 
 
 def _not_json(exc: orjson.JSONDecodeError) -> str:
@@ -519,11 +545,12 @@ def iter_entries(
     """Stream the entries of a session file or ZIP, one line in memory at a time (the file is
     opened when the first entry is asked for).
 
-    A torn last line is skipped (and noted in ``issues``); any other bad line raises
-    :class:`SessionFormatError` naming the file and line, unless ``issues`` is given and
-    ``strict`` is false, then it is skipped and noted.
+    A torn last line is skipped (and noted in ``issues``); any other bad line (an entry of ours
+    whose fields have the wrong type: :mod:`.checks`) raises :class:`SessionFormatError` naming
+    the file and line, unless ``issues`` is given and ``strict`` is false, then it is skipped and
+    noted.
     """
-    return _entries(open_events(path), issues, strict, MAX_LINE_BYTES, False)
+    return _entries(open_events(path), issues, strict, MAX_LINE_BYTES, False, True)
 
 
 def child_files(directory: Path, session_id: str, own: Path, tier: str) -> list[Path]:
@@ -539,7 +566,9 @@ def child_files(directory: Path, session_id: str, own: Path, tier: str) -> list[
 
 
 def iter_files(paths: list[Path], issues: list[ReadIssue] | None = None) -> Iterator[dict[str, Any]]:
-    """The entries of several JSONL files in turn (a session file and its child files)."""
+    """The entries of several JSONL files in turn (a session file and its child files), as they
+    are written: unchecked (the recorder's ZIP keeps every line; its ``events.jsonl`` is checked
+    when read)."""
     for path in paths:
         yield from _entries(_regular(path), [] if issues is None else issues, False, MAX_LINE_BYTES, False)
 

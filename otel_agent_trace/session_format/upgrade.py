@@ -111,6 +111,8 @@ class Upgrade:
         (a child file's, in a ZIP's ``events.jsonl``) starts the state again, or, when its file
         is not 1.2 or later, ends the upgrade: ``False``, and that entry and the rest are read as they are."""
         kind = entry.get("type")
+        if kind.__class__ is not str:
+            return True  # (the reader's checks name the line)
         handler = self._kinds.get(kind)
         if handler is not None:
             handler(entry)
@@ -160,10 +162,17 @@ class Upgrade:
         self._attributes(entry)
         if len(self.open) >= _MAX_OPEN:
             self.open.clear()
-        self.open[entry.get("id")] = entry  # type: ignore[index]
+        entry_id = entry.get("id")
+        if entry_id.__class__ is str:  # (another type: the reader's checks name the line)
+            self.open[entry_id] = entry
+
+    def _under(self, entry: dict[str, Any]) -> dict[str, Any] | None:
+        """The start entry of the open span ``entry`` hangs under, if any."""
+        parent = entry.get("parent_id")
+        return self.open.get(parent) if parent.__class__ is str else None
 
     def _end(self, entry: dict[str, Any]) -> None:
-        start = self.open.get(entry.get("parent_id"))  # type: ignore[arg-type]
+        start = self._under(entry)
         if start is not None and start.get("span_id") == entry.get("span_id"):
             del self.open[entry["parent_id"]]
         self._attributes(entry)
@@ -179,7 +188,7 @@ class Upgrade:
             carried = self.content
             if type(same) is list:
                 for key in same:
-                    if key in carried:
+                    if key.__class__ is str and key in carried:
                         content[key] = carried[key]
             for key in CONTENT_CARRIED:
                 if key in content:
@@ -187,7 +196,7 @@ class Upgrade:
 
     def _event(self, entry: dict[str, Any]) -> None:
         if "trace_id" not in entry:
-            span = self.open.get(entry.get("parent_id"))  # type: ignore[arg-type]
+            span = self._under(entry)
             if span is not None:
                 entry["trace_id"] = span.get("trace_id")
 
@@ -195,7 +204,7 @@ class Upgrade:
 
     def _message(self, entry: dict[str, Any]) -> None:
         if "span_id" not in entry:
-            span = self.open.get(entry.get("parent_id"))  # type: ignore[arg-type]
+            span = self._under(entry)
             if span is not None:
                 entry["span_id"] = span.get("span_id")
 
@@ -223,7 +232,7 @@ class Upgrade:
         if "messages_count" not in entry and type(ids) is list:
             entry["messages_count"] = len(ids)
         if "trace_id" not in entry:
-            span = self.open.get(entry.get("parent_id"))  # type: ignore[arg-type]
+            span = self._under(entry)
             if span is not None:
                 entry["trace_id"] = span.get("trace_id")
                 entry["span_id"] = span.get("span_id")

@@ -107,6 +107,9 @@ def test_spans_unfinished_at_stop(tmp_path):
 
 
 def test_fields_of_the_wrong_type_do_not_break_analysis(tmp_path):
+    """A field of ours of the wrong type is a bad line, skipped and counted (named by file and
+    line); an attribute the analysis interprets, of the wrong type, is read as absent (the rule of
+    docs/session-format.md, "Reading rules")."""
     odd = [
         ROOT | {"metadata": ["not", "a", "dict"], "ts": "NaN"},
         _span(1, "x", "tool", attributes=["list"], status="ERROR", duration_ns="long"),
@@ -114,7 +117,6 @@ def test_fields_of_the_wrong_type_do_not_break_analysis(tmp_path):
             2,
             "y",
             "agent",
-            span_id=["a"],
             attributes={
                 "gen_ai.operation.name": "chat",
                 "gen_ai.usage.input_tokens": "many",
@@ -122,16 +124,26 @@ def test_fields_of_the_wrong_type_do_not_break_analysis(tmp_path):
             },
         ),
         _span(3, "z", "sys", attributes={"process.command_args": 42, "process.exit.code": "1"}),
+        _span(5, "w", "agent", span_id=["a"]),
         {"id": "e", "type": "span.event", "layer": "sys", "name": "file.open", "attributes": None},
-        {"id": "m", "type": "message", "role": "assistant", "content": {"parts": [1]}, "tool_calls": None},
+        {"id": "abcd0000-0006", "parent_id": "", "type": "message", "layer": "agent", "ts": ROOT["ts"] + 6}
+        | {"role": "assistant", "content": {"parts": [1]}, "tool_calls": None},
         {"type": None},
-        _tool(4, "t", {"deep": [{"x": float("1e308")}]}, content="not a dict"),
+        _tool(4, "t", {"deep": [{"x": float("1e308")}]}),
+        _tool(7, "t", {}, content="not a dict"),
     ]
     result = analyze_session(_write(tmp_path / "odd.jsonl", odd))
-    assert result["counts"]["spans"] == 4
+    assert result["counts"]["spans"] == 3 and result["counts"]["model_calls"] == 1
+    assert result["tokens"]["input"] == 0  # "many": as if absent
     assert result["final_answer"]["text"] == '{"parts":[1]}'
+    assert result["issue_count"] == 6
+    assert [issue.split(": ", 1)[0] for issue in result["issues"]] == [
+        f"{tmp_path / 'odd.jsonl'}:{line}" for line in (1, 2, 5, 6, 8, 10)
+    ]
     assert cli("report", str(tmp_path / "odd.jsonl")).returncode == 0
     assert compare(tmp_path / "odd.jsonl", tmp_path / "odd.jsonl")["different"] is False
+    with pytest.raises(fmt.SessionFormatError, match=r"odd\.jsonl:1: 'ts' is 'NaN', not a number"):
+        analyze_session(tmp_path / "odd.jsonl", strict=True)
 
 
 def test_escape_sequences_never_reach_the_terminal(tmp_path):

@@ -28,7 +28,7 @@ def _read(path: Path, **kwargs: Any) -> list[tuple[int, dict[str, Any]]]:
 
 
 def _line(rng: random.Random, n: int, size: int) -> bytes:
-    return orjson.dumps({"id": f"e-{n}", "type": "message", "pad": "x" * size})
+    return orjson.dumps({"id": f"e-{n}", "parent_id": "", "type": "message", "ts": n, "pad": "x" * size})
 
 
 def test_lines_of_every_size_across_chunk_boundaries(tmp_path: Path):
@@ -123,15 +123,16 @@ def test_a_format_1_2_file_is_upgraded_whatever_chunk_its_lines_fall_in(tmp_path
         "id": "s-0000",
         "parent_id": "",
         "type": "session.start",
+        "ts": 1,
         "session_id": "S",
         "span_attributes": {"session.id": "S"},
         "metadata": {"format": "otel-agent-trace/session", "format_version": "1.2"},
     }
-    start = {"id": "s-0001", "parent_id": "s-0000", "type": "span.start", "name": "invoke_agent a"}
+    start = {"id": "s-0001", "parent_id": "s-0000", "type": "span.start", "ts": 1, "name": "invoke_agent a"}
     start |= {"trace_id": "t" * 32, "span_id": "a" * 16, "attributes": {}}
     lines = [orjson.dumps(root), orjson.dumps(start)]
     for n in range(2, 400):  # messages under the open span: each leaves out its span_id
-        message = {"id": f"s-{n:04d}", "parent_id": "s-0001", "type": "message", "p": "m" * 900}
+        message = {"id": f"s-{n:04d}", "parent_id": "s-0001", "type": "message", "ts": n, "p": "m" * 900}
         lines.append(orjson.dumps(message))
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")

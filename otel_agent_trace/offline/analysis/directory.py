@@ -92,6 +92,8 @@ def _one(job: tuple[str, list[Path] | None, int]) -> dict[str, Any]:
         result = analyze(acc, issues, path=path, loop_threshold=loop_threshold)
     except (fmt.SessionFormatError, OSError) as exc:
         return {"path": path, "error": str(exc)}
+    if result["issues"]:  # lines skipped: the file is named with the first (file, line, reason)
+        result["first_issue"] = result["issues"][0]
     for key in _NOT_AGGREGATED:  # less to send back; and no content leaves the worker
         result.pop(key, None)
     result["unfinished"]["spans"] = []
@@ -163,6 +165,8 @@ def row(result: dict[str, Any], root: Path) -> dict[str, Any]:
         "verification_gap": result["verification"]["gap"],
         "loops": len(result["loops"]),
         "unfinished": result["unfinished"]["count"],
+        "bad_lines": result.get("issue_count", 0),
+        **({"first_bad_line": result["first_issue"]} if "first_issue" in result else {}),
     }
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from otel_agent_trace import session_format as fmt
+from otel_agent_trace.session_format.checks import BadEntry, otel_ids
 
 UNFINISHED_ATTRIBUTE = "agent_trace.unfinished"
 
@@ -72,8 +73,18 @@ def zip_like(path: Path) -> bool:
 
 
 def _entries(files: list[Path], issues: list[fmt.ReadIssue]) -> Iterator[dict[str, Any]]:
+    """The entries of the files, checked; a span's ids are hex as OTLP carries them (else the
+    error names file and line)."""
+    spans = (fmt.SPAN_START, fmt.SPAN_END, fmt.SPAN_EVENT)
     for path in files:
-        yield from fmt.iter_entries(path, issues, strict=True)
+        with fmt.open_events(path) as (stream, name):
+            for number, entry in fmt.iter_lines(stream, name, issues=issues, strict=True, check=True):
+                if entry.get("type") in spans:
+                    try:
+                        otel_ids(entry)
+                    except BadEntry as exc:
+                        raise fmt.SessionFormatError(name, number, str(exc)) from None
+                yield entry
 
 
 def read_session_spans(path: str | os.PathLike[str]) -> SessionSpans:
