@@ -26,8 +26,9 @@ from otel_agent_trace._version import __version__
 if TYPE_CHECKING:
     from otel_agent_trace import model_replay, redaction
     from otel_agent_trace.api import Session, agent, configure, record_message, session, snapshot, tool
-    from otel_agent_trace.offline import LoadedSession, load_session
+    from otel_agent_trace.offline import LoadedSession, SessionReadWarning, load_session
     from otel_agent_trace.recording import add_session_processor
+    from otel_agent_trace.session_format import SessionFormatError
 
 # public name -> the module holding it ("" for the module of that name itself)
 _LAZY: dict[str, str] = {
@@ -42,6 +43,8 @@ _LAZY: dict[str, str] = {
     "tool": "api",
     "LoadedSession": "offline",
     "load_session": "offline",
+    "SessionReadWarning": "offline",
+    "SessionFormatError": "session_format",  # what load_session raises for bad input
     "add_session_processor": "recording",
 }
 __getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
@@ -49,6 +52,8 @@ __getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
 __all__ = [
     "LoadedSession",
     "Session",
+    "SessionFormatError",
+    "SessionReadWarning",
     "__version__",
     "add_session_processor",
     "agent",

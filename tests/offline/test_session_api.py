@@ -124,3 +124,16 @@ def test_replay_and_resume_delegate_to_their_modules(recorded):
     direct: list[object] = []
     replay.replay_events(s, direct.append)
     assert len(seen) == len(direct) > 0
+
+
+def test_the_reading_errors_are_public_names(tmp_path):
+    """The README names ``SessionFormatError``: ``oat.SessionFormatError`` catches what
+    ``oat.load_session`` raises (and ``oat.SessionReadWarning`` is what it warns)."""
+    assert {"SessionFormatError", "SessionReadWarning"} <= set(oat.__all__) & set(dir(oat))
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{oops\n")
+    with pytest.raises(oat.SessionFormatError, match=r"bad\.jsonl:1: not JSON"):
+        oat.load_session(bad)
+    from otel_agent_trace.offline import SessionReadWarning
+
+    assert oat.SessionReadWarning is SessionReadWarning
