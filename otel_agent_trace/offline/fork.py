@@ -16,7 +16,7 @@ from typing import Any
 from otel_agent_trace import session_format as fmt
 
 from .replay.timeline import resolve_id
-from .resume import ResumeError, resumable_context
+from .resume import ResumeError, _is_native, resumable_context
 
 PRIVATE_MODE = 0o600
 SHARED_MODE = 0o644
@@ -67,6 +67,12 @@ def _resumable(session: Any, fork_point: str) -> tuple[bool, int | None, str, in
             snapshot_id = event.data.get("snapshot_id")
         if event.id == fork_point:
             break
+    if not _is_native(session):
+        why = (
+            f"a {session.format.NAME} file keeps its conversation in its snapshots, which a fork does not "
+            f"carry: resume the source itself (otel-agent-trace resume {session.path} --snapshot N)"
+        )
+        return False, None, why, 0, None
     try:
         context = resumable_context(session, fork_point)
     except ResumeError:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import otel_agent_trace as oat
+from otel_agent_trace.offline.fork import fork_session
 from tests.offline.samples import SECOND, T0, devduck_events, devduck_snapshots
 
 from .conftest import EXAMPLES, cli
@@ -142,3 +143,12 @@ def test_the_cli_resumes_a_devduck_zip(duck_zip):
     assert done.returncode == 0, done.stderr
     assert "restoring session-20240203-151052 at snapshot #2" in done.stdout and ": 6 messages" in done.stdout
     assert "restored into strands; no query given, nothing run" in done.stdout
+
+
+def test_a_fork_of_a_devduck_zip_says_to_resume_the_zip_itself(duck_zip, tmp_path):
+    session = oat.load_session(str(duck_zip))
+    result = fork_session(session, session.events[-2].id, tmp_path / "branch.jsonl")
+    assert not result.resumable and result.resume_command() is None
+    assert result.reason.startswith("a devduck file keeps its conversation in its snapshots")
+    assert f"otel-agent-trace resume {duck_zip} --snapshot N" in result.reason
+    assert not oat.load_session(str(tmp_path / "branch.jsonl")).snapshots  # indeed: none carried
