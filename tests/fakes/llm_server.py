@@ -7,6 +7,14 @@ tests exercise the clients' own parsing. A recording is a JSON file under ``reco
     {"status": 200, "sse": [{"event": "name", "data": {...}}, ...]}  # an SSE stream
     {"status": 500, "json": {"error": {...}}, "headers": {...}}      # an error
     {"status": 200, "ndjson": [{...}, ...]}                          # a JSON-lines stream (Ollama)
+    {"status": 200, "eventstream": [{"event": "name", "data": {...}}, ...]}  # AWS event stream (Bedrock)
+
+An ``eventstream`` item ``{"event": "chunk", "chunk": {...}}`` is InvokeModelWithResponseStream's
+``chunk`` (its JSON base64-encoded as ``bytes``); ``{"exception": "name", "data": {...}}`` is an
+error frame. Bedrock's paths (``/model/{id}/converse``, ``/converse-stream``, ``/invoke``,
+``/invoke-with-response-stream``) are served from the script only (point ``boto3.client(
+"bedrock-runtime", endpoint_url=server.base_url)`` at it); a response carries an
+``x-amzn-RequestId`` unless the recording's headers give one.
 
 Use :func:`llm_server` (a context manager), or ``FakeLLMServer().start()``. Point a client at
 ``server.openai_url`` / ``server.anthropic_url``. Responses are served from a script queued
@@ -17,8 +25,11 @@ the request's ``stream`` flag. Every request is kept in ``server.requests``.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import socket
+import struct
 import threading
 from collections import deque
 from collections.abc import Iterator
@@ -68,6 +79,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if "sse" in recording:
             self._send_sse(recording)
+        elif "eventstream" in recording:
+            self._send_eventstream(recording)
         elif "ndjson" in recording:
             self._send_ndjson(recording)
         else:
@@ -78,10 +91,34 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))
-        for key, value in (headers or {}).items():
+        for key, value in self._aws_headers(headers).items():
             self.send_header(key, value)
         self.end_headers()
         self.wfile.write(data)
+
+    def _aws_headers(self, headers: dict[str, str] | None) -> dict[str, str]:
+        """A Bedrock request gets a request id (as AWS sends one), unless the recording has one."""
+        headers = dict(headers or {})
+        if self.path.startswith("/model/") and not any(k.lower() == "x-amzn-requestid" for k in headers):
+            headers["x-amzn-RequestId"] = "req-0000-fake"
+        return headers
+
+    def _send_eventstream(self, recording: dict[str, Any]) -> None:
+        """Bedrock's streams: AWS event-stream frames (``application/vnd.amazon.eventstream``)."""
+        body = b"".join(eventstream_frame(item) for item in recording["eventstream"])
+        self.send_response(recording.get("status", 200))
+        self.send_header("content-type", "application/vnd.amazon.eventstream")
+        self.send_header("content-length", str(len(body)))
+        for key, value in self._aws_headers(recording.get("headers")).items():
+            self.send_header(key, value)
+        if not self.server.owner.keep_alive_streams:
+            self.send_header("connection", "close")
+            self.close_connection = True
+        self.end_headers()
+        try:
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
 
     def _send_ndjson(self, recording: dict[str, Any]) -> None:
         """Ollama's stream: one JSON object a line, in one body with a content-length."""
@@ -115,6 +152,34 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
         except (BrokenPipeError, ConnectionResetError):  # the client stopped reading: fine
             pass
+
+
+def _header(name: str, value: str) -> bytes:
+    """One event-stream header of type string (7): name length, name, type, value length, value."""
+    raw_name, raw_value = name.encode(), value.encode()
+    return struct.pack("!B", len(raw_name)) + raw_name + struct.pack("!BH", 7, len(raw_value)) + raw_value
+
+
+def eventstream_frame(item: dict[str, Any]) -> bytes:
+    """One AWS event-stream message: prelude (total length, headers length), its CRC32, headers,
+    payload, and the CRC32 of all before it (the framing botocore's ``EventStreamBuffer`` reads)."""
+    if "exception" in item:
+        headers = {":message-type": "exception", ":exception-type": item["exception"]}
+        payload = item.get("data", {})
+    elif "chunk" in item:
+        headers = {":message-type": "event", ":event-type": "chunk"}
+        payload = {"bytes": base64.b64encode(json.dumps(item["chunk"]).encode()).decode()}
+    else:
+        headers = {":message-type": "event", ":event-type": item["event"]}
+        payload = item.get("data", {})
+    headers[":content-type"] = "application/json"
+    raw_headers = b"".join(_header(k, v) for k, v in headers.items())
+    raw_payload = json.dumps(payload).encode()
+    total = 12 + len(raw_headers) + len(raw_payload) + 4
+    prelude = struct.pack("!II", total, len(raw_headers))
+    prelude += struct.pack("!I", binascii.crc32(prelude) & 0xFFFFFFFF)
+    message = prelude + raw_headers + raw_payload
+    return message + struct.pack("!I", binascii.crc32(message) & 0xFFFFFFFF)
 
 
 class _Server(ThreadingHTTPServer):

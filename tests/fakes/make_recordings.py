@@ -687,7 +687,219 @@ def recordings() -> dict[str, Any]:
             },
         },
     }
+    r.update(bedrock_recordings())
     return r
+
+
+# --- Amazon Bedrock (bedrock-runtime): Converse bodies, event streams, InvokeModel bodies -------
+
+BEDROCK_ANTHROPIC_MODEL = "claude-3-5-haiku-20241022"
+_CITY_JSON = ['{"city": ', '"Paris"}']
+
+
+def _converse(rid: str, content: list[dict[str, Any]], stop: str, usage: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "status": 200,
+        "headers": {"x-amzn-RequestId": rid},
+        "json": {
+            "output": {"message": {"role": "assistant", "content": content}},
+            "stopReason": stop,
+            "usage": usage,
+            "metrics": {"latencyMs": 120},
+        },
+    }
+
+
+def _events(rid: str, events: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An AWS event stream: ``(event type, payload)``, or ``("chunk", InvokeModel's chunk JSON)``."""
+    items = [
+        {"event": kind, "chunk": data} if kind == "chunk" else {"event": kind, "data": data}
+        for kind, data in events
+    ]
+    return {"status": 200, "headers": {"x-amzn-RequestId": rid}, "eventstream": items}
+
+
+def _text_deltas(pieces: list[str], index: int = 0) -> list[tuple[str, Any]]:
+    return [("contentBlockDelta", {"delta": {"text": p}, "contentBlockIndex": index}) for p in pieces]
+
+
+def bedrock_recordings() -> dict[str, Any]:
+    tool_use = {"toolUseId": "tooluse_weather01", "name": "get_weather", "input": {"city": "Paris"}}
+    return {
+        "bedrock_converse_tool_use": _converse(
+            "req-converse-tool01",
+            [{"text": "Let me check the weather."}, {"toolUse": tool_use}],
+            "tool_use",
+            {"inputTokens": 50, "outputTokens": 20, "totalTokens": 75, "cacheReadInputTokens": 5},
+        ),
+        "bedrock_converse_final": _converse(
+            "req-converse-final01",
+            [{"text": "It is 18°C and sunny in Paris."}],
+            "end_turn",
+            {"inputTokens": 90, "outputTokens": 12, "totalTokens": 102},
+        ),
+        "bedrock_converse_stream_tool_use": _events(
+            "req-stream-tool01",
+            [
+                ("messageStart", {"role": "assistant"}),
+                *_text_deltas(["Let me check ", "the weather."]),
+                ("contentBlockStop", {"contentBlockIndex": 0}),
+                (
+                    "contentBlockStart",
+                    {
+                        "start": {"toolUse": {"toolUseId": "tooluse_weather02", "name": "get_weather"}},
+                        "contentBlockIndex": 1,
+                    },
+                ),
+                *[
+                    ("contentBlockDelta", {"delta": {"toolUse": {"input": p}}, "contentBlockIndex": 1})
+                    for p in _CITY_JSON
+                ],
+                ("contentBlockStop", {"contentBlockIndex": 1}),
+                ("messageStop", {"stopReason": "tool_use"}),
+                (
+                    "metadata",
+                    {
+                        "usage": {"inputTokens": 50, "outputTokens": 20, "totalTokens": 70},
+                        "metrics": {"latencyMs": 130},
+                    },
+                ),
+            ],
+        ),
+        "bedrock_converse_stream_final": _events(
+            "req-stream-final01",
+            [
+                ("messageStart", {"role": "assistant"}),
+                *_text_deltas(["It is 18°C ", "and sunny in Paris."]),
+                ("contentBlockStop", {"contentBlockIndex": 0}),
+                ("messageStop", {"stopReason": "end_turn"}),
+                (
+                    "metadata",
+                    {
+                        "usage": {
+                            "inputTokens": 90,
+                            "outputTokens": 12,
+                            "totalTokens": 107,
+                            "cacheWriteInputTokens": 5,
+                        },
+                        "metrics": {"latencyMs": 90},
+                    },
+                ),
+            ],
+        ),
+        "bedrock_invoke_anthropic_tool_use": {
+            "status": 200,
+            "headers": {"x-amzn-RequestId": "req-invoke-tool01"},
+            "json": {
+                "id": "msg_bdrk_01Tool",
+                "type": "message",
+                "role": "assistant",
+                "model": BEDROCK_ANTHROPIC_MODEL,
+                "content": [
+                    {"type": "text", "text": "Let me check the weather."},
+                    {
+                        "type": "tool_use",
+                        "id": "toolu_bdrk_01Weather",
+                        "name": "get_weather",
+                        "input": {"city": "Paris"},
+                    },
+                ],
+                "stop_reason": "tool_use",
+                "stop_sequence": None,
+                "usage": {"input_tokens": 40, "output_tokens": 25, "cache_read_input_tokens": 3},
+            },
+        },
+        "bedrock_invoke_anthropic_stream_tool_use": _events(
+            "req-invoke-stream01",
+            [
+                (
+                    "chunk",
+                    {
+                        "type": "message_start",
+                        "message": {
+                            "id": "msg_bdrk_01Strm",
+                            "type": "message",
+                            "role": "assistant",
+                            "model": BEDROCK_ANTHROPIC_MODEL,
+                            "content": [],
+                            "stop_reason": None,
+                            "usage": {"input_tokens": 40, "output_tokens": 1},
+                        },
+                    },
+                ),
+                (
+                    "chunk",
+                    {
+                        "type": "content_block_start",
+                        "index": 0,
+                        "content_block": {"type": "text", "text": ""},
+                    },
+                ),
+                (
+                    "chunk",
+                    {
+                        "type": "content_block_delta",
+                        "index": 0,
+                        "delta": {"type": "text_delta", "text": "Let me check the weather."},
+                    },
+                ),
+                ("chunk", {"type": "content_block_stop", "index": 0}),
+                (
+                    "chunk",
+                    {
+                        "type": "content_block_start",
+                        "index": 1,
+                        "content_block": {
+                            "type": "tool_use",
+                            "id": "toolu_bdrk_02Weather",
+                            "name": "get_weather",
+                            "input": {},
+                        },
+                    },
+                ),
+                *[
+                    (
+                        "chunk",
+                        {
+                            "type": "content_block_delta",
+                            "index": 1,
+                            "delta": {"type": "input_json_delta", "partial_json": p},
+                        },
+                    )
+                    for p in _CITY_JSON
+                ],
+                ("chunk", {"type": "content_block_stop", "index": 1}),
+                (
+                    "chunk",
+                    {
+                        "type": "message_delta",
+                        "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+                        "usage": {"output_tokens": 25},
+                    },
+                ),
+                (
+                    "chunk",
+                    {
+                        "type": "message_stop",
+                        "amazon-bedrock-invocationMetrics": {
+                            "inputTokenCount": 40,
+                            "outputTokenCount": 25,
+                            "invocationLatency": 300,
+                            "firstByteLatency": 100,
+                        },
+                    },
+                ),
+            ],
+        ),
+        "bedrock_error_throttling": {
+            "status": 429,
+            "headers": {
+                "x-amzn-RequestId": "req-throttled01",
+                "x-amzn-ErrorType": "ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/",
+            },
+            "json": {"message": "Too many requests, please wait before trying again."},
+        },
+    }
 
 
 def main() -> None:

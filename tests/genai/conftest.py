@@ -19,9 +19,10 @@ from tests.fakes.llm_server import FakeLLMServer
 def instrumented(provider: Any) -> Iterator[None]:
     """Our model and framework instrumentors, on for the tests of this package."""
     from otel_agent_trace.instrumentation.anthropic import AnthropicInstrumentor
+    from otel_agent_trace.instrumentation.bedrock import BedrockInstrumentor
     from otel_agent_trace.instrumentation.openai import OpenAIInstrumentor
 
-    instrumentors: list[Any] = [OpenAIInstrumentor(), AnthropicInstrumentor()]
+    instrumentors: list[Any] = [OpenAIInstrumentor(), AnthropicInstrumentor(), BedrockInstrumentor()]
     try:
         from otel_agent_trace.instrumentation.langchain import LangChainInstrumentor
 
@@ -83,6 +84,22 @@ def async_anthropic_client(llm: FakeLLMServer) -> Any:
     import anthropic
 
     return anthropic.AsyncAnthropic(base_url=llm.anthropic_url, api_key="sk-ant-test", max_retries=0)
+
+
+@pytest.fixture
+def bedrock_client(llm: FakeLLMServer) -> Any:
+    """A real boto3 ``bedrock-runtime`` client pointed at the replay server (no retries)."""
+    import boto3
+    from botocore.config import Config
+
+    return boto3.client(
+        "bedrock-runtime",
+        endpoint_url=llm.base_url,
+        region_name="us-east-1",
+        aws_access_key_id="test",
+        aws_secret_access_key="test",
+        config=Config(retries={"total_max_attempts": 1, "mode": "standard"}),
+    )
 
 
 @pytest.fixture

@@ -63,6 +63,7 @@ def test_opentelemetry_instrument_records_openai_calls(llm, tmp_path: Path):
     [
         ("openai", "OpenAIInstrumentor", "openai"),
         ("anthropic", "AnthropicInstrumentor", "anthropic"),
+        ("bedrock", "BedrockInstrumentor", "botocore"),
         ("langchain", "LangChainInstrumentor", "langchain-core"),
         ("strands", "StrandsInstrumentor", "strands-agents"),
     ],
