@@ -4,6 +4,7 @@ line, for a line), without hanging, and in bounded memory (≤ 300 MB peak, meas
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -192,3 +193,32 @@ def test_duplicate_ids_cycles_and_dangling_parents_load_with_a_warning(tmp_path)
     assert [e.id for e in session.ancestors("abcd0000-0003")] == ["abcd0000-0004"]  # stops at the cycle
     with pytest.raises(fmt.SessionFormatError, match="duplicate entry ids.*strict"):
         load_session(path, strict=True)
+
+
+def test_a_fifo_given_to_any_command_is_refused_without_blocking(tmp_path):
+    """Every command that reads a session given by the user checks the file's type before it
+    opens it: a FIFO (nobody writing) would block an ``open()`` forever."""
+    from tests.cli.helpers import cli
+
+    fifo = tmp_path / "session-20261129-084903-abcd0000.jsonl"
+    os.mkfifo(fifo)
+    good = hostile.jsonl(tmp_path / "good.jsonl", hostile.ROOT)
+    out = tmp_path / "out"
+    commands = [
+        ["export", "--format", "otlp-json", str(out / "a.json"), str(fifo)],
+        ["export", "--format", "jaeger-json", "-", str(fifo)],
+        ["view", str(fifo)],
+        ["view", "--html", str(out / "v.html"), str(fifo)],
+        ["analyze", str(fifo)],
+        ["report", str(fifo)],
+        ["diff", str(good), str(fifo)],
+    ]
+    out.mkdir()
+    for argv in commands:
+        done = cli(*argv, timeout=30)
+        assert done.returncode == 2, (argv, done.stderr)
+        assert str(fifo) in done.stderr and "Traceback" not in done.stderr, (argv, done.stderr)
+    done = cli("export-dir", "--format", "otlp-json", str(out), str(tmp_path), timeout=30)
+    assert done.returncode == 2 and f"{fifo}: a FIFO" in done.stderr, done.stderr
+    with pytest.raises(fmt.SessionFormatError, match="a FIFO"):
+        load_session(fifo)

@@ -15,6 +15,7 @@ from typing import Any
 
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace.session_format.checks import BadEntry, otel_ids
+from otel_agent_trace.session_format.reader import open_regular
 
 UNFINISHED_ATTRIBUTE = "agent_trace.unfinished"
 
@@ -68,7 +69,7 @@ def session_files(path: Path) -> list[Path]:
 
 
 def zip_like(path: Path) -> bool:
-    with open(path, "rb") as stream:
+    with open_regular(path) as stream:  # a FIFO or a device is refused before it is opened
         return stream.read(4) == b"PK\x03\x04"
 
 
