@@ -36,6 +36,7 @@ from otel_agent_trace.session_format.views import MESSAGE_ENTRY_KEYS
 
 from . import formats
 from .formats import BadEntry, devduck, dm, native
+from .terminal import clean
 
 
 class SessionReadWarning(UserWarning):
@@ -310,8 +311,9 @@ class LoadedSession:
         if strict and self.issues:
             first = self.issues[0]
             raise fmt.SessionFormatError(first.path, first.line, f"{first.reason} (strict)")
-        for issue in self.issues:  # tolerated, but the reader must hear of it
-            warnings.warn(str(issue), SessionReadWarning, stacklevel=3)
+        for issue in self.issues:  # tolerated, but the reader must hear of it (escaped: a
+            # warning reaches a terminal, and its ids and reasons are the file's text)
+            warnings.warn(clean(issue), SessionReadWarning, stacklevel=3)
 
     def _read_archive(self, source: Source) -> None:
         if source.archive is None:
@@ -341,7 +343,9 @@ class LoadedSession:
                 raise
             # DevDuck's shape repeats every message of every snapshot: past the cap, the same
             # snapshots are built from events.jsonl instead (nothing lost; told, not silent).
-            warnings.warn(f"{exc}; snapshots built from {fmt.ZIP_EVENTS}", SessionReadWarning, stacklevel=4)
+            warnings.warn(
+                clean(f"{exc}; snapshots built from {fmt.ZIP_EVENTS}"), SessionReadWarning, stacklevel=4
+            )
             return
         if snaps is not None:
             if not isinstance(snaps, list) or not all(isinstance(s, dict) for s in snaps):

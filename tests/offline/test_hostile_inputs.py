@@ -222,3 +222,34 @@ def test_a_fifo_given_to_any_command_is_refused_without_blocking(tmp_path):
     assert done.returncode == 2 and f"{fifo}: a FIFO" in done.stderr, done.stderr
     with pytest.raises(fmt.SessionFormatError, match="a FIFO"):
         load_session(fifo)
+
+
+def test_values_in_read_warnings_reach_no_terminal_raw(tmp_path):
+    """Ids from a file (a duplicate, a dangling parent) told in a SessionReadWarning by
+    ``replay``, ``fork`` and ``resume`` (and by ``load_session`` to any caller) are escaped where
+    the warning is built: ESC[2J and ESC]0;…BEL never leave raw, on any stream."""
+    from tests.cli.helpers import RAW_CONTROLS, cli
+
+    evil = "abcd0000-\x1b[2J\x1b]0;owned\x07\x9b"
+    path = hostile.jsonl(
+        tmp_path / "evil.jsonl",
+        hostile.ROOT,
+        hostile.entry(1, "message", id=evil),
+        hostile.entry(2, "message", id=evil),  # a duplicate id
+        hostile.entry(3, "message", parent_id=evil + "x"),  # a dangling parent
+    )
+    with pytest.warns(SessionReadWarning) as warned:
+        load_session(path)
+    for warning in warned:
+        assert not any(c in str(warning.message) for c in RAW_CONTROLS), str(warning.message)
+    assert any("\\x1b[2J" in str(w.message) for w in warned)
+    for argv in (
+        ["replay", str(path)],
+        ["fork", "--at", "abcd0000-0003", "--output", str(tmp_path / "f.jsonl"), str(path)],
+        ["resume", "--agent", "nowhere:agent", str(path), "hi"],
+    ):
+        done = cli(*argv)
+        assert "Traceback" not in done.stderr, (argv, done.stderr)
+        assert "SessionReadWarning" in done.stderr, (argv, done.stderr)
+        for stream in (done.stdout, done.stderr):
+            assert not any(c in stream for c in RAW_CONTROLS), (argv, stream)
