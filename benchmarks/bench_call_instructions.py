@@ -15,6 +15,7 @@ in ``docs/benchmarks/zip.md``); the session file is written.
 
     python benchmarks/bench_genai_calls.py --setup                 # the peers' virtualenvs, once
     python benchmarks/bench_call_instructions.py --configs none,contrib,ours --json out.json
+    python benchmarks/bench_call_instructions.py --client bedrock --configs none,bare,ours   # boto3 converse
 """
 
 from __future__ import annotations
@@ -40,7 +41,14 @@ _TOTAL = re.compile(rb"^(?:summary|totals):\s*(\d+)", re.MULTILINE)
 
 
 def count(
-    config: str, url: str, mode: str, calls: int, warmup: int, history: int = 0, shape: str = "text"
+    config: str,
+    url: str,
+    mode: str,
+    calls: int,
+    warmup: int,
+    history: int = 0,
+    shape: str = "text",
+    client: str = "openai",
 ) -> dict:
     """Instructions of one child process making ``calls`` calls (after ``warmup``), each with
     ``history`` messages of 1 KB before its question (``shape``: see ``child._messages``)."""
@@ -49,7 +57,7 @@ def count(
         env["AGENT_TRACE_ZIP"] = "0"
         env["PYTHONHASHSEED"] = "0"
         opts = {"work": work, "session_dir": None, "histories": [history], "size": 1024, "shape": shape}
-        opts |= {"count": calls, "warmup": warmup, "block": 1, "pairs": 1}
+        opts |= {"count": calls, "warmup": warmup, "block": 1, "pairs": 1, "client": client}
         out = os.path.join(work, "callgrind.out")
         # The whole process is counted; start-up and warm-up cancel between N_LO and N_HI.
         cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
@@ -102,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         help="with --history: text messages, a tool-calling loop holding the SDK's message objects, "
         "or that loop in a sliding window (a turn dropped and one added per call)",
     )
+    p.add_argument("--client", choices=("openai", "bedrock"), default="openai", help="the client measured")
     p.add_argument("--json", help="write the raw counts there")
     args = p.parse_args(argv)
     if args.base_tree:
@@ -120,11 +129,14 @@ def main(argv: list[str] | None = None) -> int:
             call_mode, history = ("chat", int(mode.split()[0])) if args.history else (mode, 0)
             for config in configs:
                 raw[mode][config] = {
-                    str(n): count(config, server.url, call_mode, n, args.warmup, history, args.shape)
+                    str(n): count(
+                        config, server.url, call_mode, n, args.warmup, history, args.shape, args.client
+                    )
                     for n in (lo, hi)
                 }
                 print(f"{mode} {config} done ({time.time() - started:.0f} s)", file=sys.stderr)
     report = {"machine": {"python": platform.python_version()}, "calls": [lo, hi], "raw": raw}
+    report["client"] = args.client
     if args.history:
         report["shape"] = args.shape
     if args.json:

@@ -17,6 +17,11 @@ then::
 
     python benchmarks/bench_genai_calls.py --rounds 15 --json docs/benchmarks/genai_calls.json
     python benchmarks/bench_genai_calls.py --history --rounds 9     # 400 vs 10 messages of 1 KB
+    python benchmarks/bench_genai_calls.py --client bedrock --rounds 9   # boto3's converse instead
+
+With ``--client bedrock`` the calls are a boto3 ``bedrock-runtime`` client's ``converse`` /
+``converse_stream`` (the same tool-call answer, as Bedrock sends it) and the configurations are
+ours, the bare span and the noise check (the peers here instrument ``openai`` only).
 """
 
 from __future__ import annotations
@@ -141,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--configs", help="comma-separated (default: all)")
     p.add_argument("--modes", default="chat,stream")
     p.add_argument("--history", action="store_true", help="added cost at 400 vs 10 messages of 1 KB")
+    p.add_argument("--client", choices=("openai", "bedrock"), default="openai", help="the client measured")
     p.add_argument("--json", help="write the raw results there")
     p.add_argument("--render", help="print the table of a results file written by --json, and exit")
     p.add_argument(
@@ -156,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.render:
         print(render_file(args.render))
         return 0
-    opts = {"pairs": args.pairs, "block": args.block, "warmup": args.warmup}
+    opts = {"pairs": args.pairs, "block": args.block, "warmup": args.warmup, "client": args.client}
     if args.history:
         wanted = (args.configs or ",".join(HISTORY_CONFIGS)).split(",")
         configs = [c for c in wanted if c in HISTORY_CONFIGS and c in CONFIGS]
@@ -165,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         # (ours-base too, once --base-tree added it; not the references)
         default = [c for c in CONFIGS if c != "ours-spans" and not c.startswith("floor")]
+        if args.client == "bedrock":  # (no peer here instruments boto3; the floor wraps openai)
+            default = [c for c in default if CONFIGS[c][1] is None]
         configs = [c for c in (args.configs or ",".join(default)).split(",") if c]
         opts |= {"histories": [0]}
         modes = [m for m in args.modes.split(",") if m]
@@ -183,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         "pairs": args.pairs,
         "block": args.block,
         "base_tree": args.base_tree,
+        "client": args.client,
         "raw": results,
     }
     if args.json:

@@ -9,7 +9,9 @@ OTLP file exporter added to its provider.
 
 Blocks of calls alternate with the instrumentation's patches switched off and on
 (:class:`PatchSwitch`, the same for every package); the overhead is the median over block pairs
-of (median on − median off). Prints one JSON line.
+of (median on − median off). Prints one JSON line. ``"client": "bedrock"`` in the options
+measures a boto3 ``bedrock-runtime`` client's ``converse`` / ``converse_stream`` instead of
+``openai``'s chat completions.
 """
 
 from __future__ import annotations
@@ -157,14 +159,11 @@ def main() -> None:
     config, url, mode, raw = sys.argv[1:5]
     opts = json.loads(raw)
     work = opts["work"]
-    import httpx2  # noqa: F401  (imported before the switch notes the originals)
-    import openai
-
-    client = openai.OpenAI(base_url=url, api_key="sk-bench", max_retries=0)
-    client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "warm"}])
+    client = _client(opts.get("client", "openai"), url)
+    _one(client, [{"role": "user", "content": "warm"}], [], False)
     switch = PatchSwitch()  # after a first call: openai imports its resources lazily
     provider, exporter, bare = setup(config, work)
-    client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "warm"}])
+    _one(client, [{"role": "user", "content": "warm"}], [], False)
     patched = switch.capture()
     stream = mode == "stream"
     histories = opts.get("histories") or [0]
@@ -279,8 +278,60 @@ def _handshake(opts: dict[str, Any], step: str) -> None:
         time.sleep(0.005)
 
 
-def _one(client: Any, messages: list[Any], tools: list[Any], stream: bool) -> None:
+def _client(kind: str, url: str) -> Any:
+    """The client measured: ``openai`` (``url`` is the stub's ``/v1``) or a boto3
+    ``bedrock-runtime`` client (``--client bedrock``: the stub's Bedrock paths)."""
+    if kind == "bedrock":
+        import boto3
+        from botocore.config import Config
+
+        return boto3.client(
+            "bedrock-runtime",
+            endpoint_url=url.removesuffix("/v1"),
+            region_name="us-east-1",
+            aws_access_key_id="test",
+            aws_secret_access_key="test",
+            config=Config(retries={"total_max_attempts": 1, "mode": "standard"}),
+        )
+    import httpx2  # noqa: F401  (imported before the switch notes the originals)
+    import openai
+
+    return openai.OpenAI(base_url=url, api_key="sk-bench", max_retries=0)
+
+
+def _one_bedrock(client: Any, messages: list[Any], tools: list[Any], stream: bool) -> None:
+    """The same call through Bedrock's Converse: the chat messages as Converse messages, the
+    system prompt apart, the tools as ``toolSpec``s."""
+    system = [{"text": m["content"]} for m in messages if m["role"] == "system"]
+    turns = [
+        {"role": m["role"], "content": [{"text": m["content"]}]} for m in messages if m["role"] != "system"
+    ]
+    request: dict[str, Any] = {"modelId": MODEL, "messages": turns, "inferenceConfig": {"temperature": 0.2}}
+    if system:
+        request["system"] = system
+    if tools:
+        specs = [
+            {
+                "toolSpec": {
+                    "name": f["name"],
+                    "description": f["description"],
+                    "inputSchema": {"json": f["parameters"]},
+                }
+            }
+            for f in (t["function"] for t in tools)
+        ]
+        request["toolConfig"] = {"tools": specs}
     if stream:
+        for _ in client.converse_stream(**request)["stream"]:
+            pass
+    else:
+        client.converse(**request)
+
+
+def _one(client: Any, messages: list[Any], tools: list[Any], stream: bool) -> None:
+    if not hasattr(client, "chat"):
+        _one_bedrock(client, messages, tools, stream)
+    elif stream:
         for _ in client.chat.completions.create(model=MODEL, messages=messages, tools=tools, stream=True):
             pass
     else:

@@ -4,18 +4,24 @@ Unlike ``tests/fakes/llm_server.py`` it keeps nothing of the requests (a benchma
 thousands of them, some of 400 KB) and parses no request body: it reads the body and answers
 with one canned response, a JSON body or a whole SSE stream, chosen by the request's ``stream``
 flag (a byte search, not a JSON parse). Keep-alive for both.
+
+Bedrock's paths are answered too (``/model/{id}/converse``: a Converse tool-call body;
+``/model/{id}/converse-stream``: the same answer as an AWS event stream), for a ``boto3``
+``bedrock-runtime`` client given ``endpoint_url=server.base_url``.
 """
 
 from __future__ import annotations
 
 import json
 import socket
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-RECORDINGS = Path(__file__).resolve().parents[2] / "tests" / "fakes" / "recordings"
+ROOT = Path(__file__).resolve().parents[2]
+RECORDINGS = ROOT / "tests" / "fakes" / "recordings"
 
 
 def _sse_body(recording: dict[str, Any]) -> bytes:
@@ -37,6 +43,7 @@ class StubServer:
         stream = json.loads((RECORDINGS / f"{recording}_stream.json").read_text())
         self.plain = json.dumps(plain["json"]).encode()
         self.stream = _sse_body(stream)
+        self.bedrock, self.bedrock_stream = _bedrock_bodies()
         self._server: ThreadingHTTPServer | None = None
 
     def __enter__(self) -> StubServer:
@@ -55,11 +62,17 @@ class StubServer:
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(length) if length else b""
-                streamed = b'"stream":true' in raw or b'"stream": true' in raw
-                body = owner.stream if streamed else owner.plain
-                kind = "text/event-stream" if streamed else "application/json"
+                if self.path.startswith("/model/"):  # Bedrock
+                    streamed = self.path.endswith("/converse-stream")
+                    body = owner.bedrock_stream if streamed else owner.bedrock
+                    kind = "application/vnd.amazon.eventstream" if streamed else "application/json"
+                else:
+                    streamed = b'"stream":true' in raw or b'"stream": true' in raw
+                    body = owner.stream if streamed else owner.plain
+                    kind = "text/event-stream" if streamed else "application/json"
                 self.send_response(200)
                 self.send_header("content-type", kind)
+                self.send_header("x-amzn-RequestId", "req-bench")
                 self.send_header("content-length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
@@ -79,5 +92,20 @@ class StubServer:
 
     @property
     def url(self) -> str:
+        return f"{self.base_url}/v1"
+
+    @property
+    def base_url(self) -> str:
         assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+
+def _bedrock_bodies() -> tuple[bytes, bytes]:
+    """Converse's tool-call body, and ConverseStream's as event-stream frames."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from tests.fakes.llm_server import eventstream_frame
+
+    plain = json.loads((RECORDINGS / "bedrock_converse_tool_use.json").read_text())
+    stream = json.loads((RECORDINGS / "bedrock_converse_stream_tool_use.json").read_text())
+    return json.dumps(plain["json"]).encode(), b"".join(map(eventstream_frame, stream["eventstream"]))

@@ -58,6 +58,46 @@ def test_opentelemetry_instrument_records_openai_calls(llm, tmp_path: Path):
     assert len(session.snapshots) == 2
 
 
+BEDROCK_AGENT = textwrap.dedent(
+    """
+    import os
+    import boto3
+
+    client = boto3.client("bedrock-runtime", endpoint_url=os.environ["FAKE_URL"], region_name="us-east-1",
+                          aws_access_key_id="test", aws_secret_access_key="test")
+    reply = client.converse(modelId="m1", messages=[{"role": "user", "content": [{"text": "Hi there"}]}])
+    print(reply["output"]["message"]["content"][-1]["toolUse"]["name"])
+    """
+)
+
+
+def test_opentelemetry_instrument_records_bedrock_calls(llm, tmp_path: Path):
+    """boto3 is patched when the agent imports it (``agent_trace_bedrock``, deferred)."""
+    llm.queue("bedrock_converse_tool_use")
+    script = tmp_path / "agent.py"
+    script.write_text(BEDROCK_AGENT)
+    sessions = tmp_path / "sessions"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "AGENT_TRACE_", "PYTEST_"))}
+    env.update(FAKE_URL=llm.base_url, AGENT_TRACE_DIR=str(sessions), AGENT_TRACE_ZIP="false")
+    exe = Path(sys.executable).with_name("opentelemetry-instrument")
+    done = subprocess.run(
+        [str(exe), sys.executable, str(script)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "get_weather"
+    (path,) = sessions.glob("*.jsonl")
+    session = load_session(path)
+    (chat,) = [s for s in session.spans if s.name == "chat m1"]
+    assert chat.attributes["gen_ai.provider.name"] == "aws.bedrock"
+    assert chat.attributes["gen_ai.response.id"] == "req-converse-tool01"
+    assert len(session.snapshots) == 1
+
+
 @pytest.mark.parametrize(
     "module, cls, dist",
     [
