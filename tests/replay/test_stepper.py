@@ -137,13 +137,22 @@ def test_without_a_terminal_it_refuses_politely(notes, tmp_path):
     assert os.getcwd()
 
 
-def test_break_tool_stops_where_a_strands_tool_is_called(strands_run):
+def test_break_tool_stops_where_a_strands_tool_is_called(llm, tmp_path):
     """Strands' tool span starts with no attributes (its start entry names no tool): the
-    breakpoint still stops at that start, where the tool is called, then at its end."""
+    breakpoint still stops at that start, where the tool is called, then at its end. (Recorded
+    with every start written at once, ``AGENT_TRACE_FLUSH_MS=0``: a quick tool's start is
+    otherwise written only if a flush comes while it runs.)"""
     from otel_agent_trace.offline.replay.stepper import Stepper
 
+    from .conftest import record
+
+    llm.reset()
+    llm.queue("openai_chat_tool_call_stream", "openai_chat_final_stream")
+    run = record(
+        "strands_agent.py", tmp_path, {"OPENAI_BASE_URL": llm.openai_url, "AGENT_TRACE_FLUSH_MS": "0"}
+    )
     out: list[str] = []
-    stepper = Stepper(load_session(strands_run.checkpoint), out=out.append)
+    stepper = Stepper(load_session(run.checkpoint), out=out.append)
     stepper.handle("break tool get_weather")
     stepper.handle("c")
     start = stepper.events[stepper.pos]
