@@ -321,4 +321,6 @@ def render_dir(summary: dict[str, Any], directory: str, out: IO[str]) -> None:
         )
         if row["bad_lines"]:  # read all the same, the bad lines skipped: said, with the first
             first = row.get("first_bad_line", "")
-            out.write(fit(f"    {row['bad_lines']} bad line(s) skipped: {clean(first)}", cols) + "\n")
+            out.write(
+                fit(f"    skipped while reading: {row['bad_lines']} (first: {clean(first)})", cols) + "\n"
+            )

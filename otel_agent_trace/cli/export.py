@@ -153,6 +153,8 @@ def _export_one(path: Path, args: argparse.Namespace, headers: dict[str, str], o
 def _write(path: Path, args: argparse.Namespace, out: Path) -> int:
     if str(out) == "-":
         session = ex.write_file(path, sys.stdout, args.format, service_name=args.service_name)
+        for issue in session.issues:
+            print(f"otel-agent-trace: note: {term.clean(issue)}", file=sys.stderr)
         return 0
     try:
         with open(out, "x", encoding="utf-8") as stream:  # never replaces a file
@@ -163,6 +165,8 @@ def _write(path: Path, args: argparse.Namespace, out: Path) -> int:
                 raise
     except FileExistsError:
         return _fail(f"{out}: already exists; not overwritten", 2)
+    for issue in session.issues:
+        print(f"otel-agent-trace: note: {term.clean(issue)}", file=sys.stderr)
     print(f"{term.clean(path)}: wrote {len(session.spans)} spans to {term.clean(out)} ({args.format})")
     return 0
 

@@ -185,7 +185,7 @@ def _stream(
         return
     if path.name != fmt.session_file_name(session_id, tier):
         return  # children are found only beside the file named by the session
-    for child in child_files(path.parent, session_id, path, tier)[1:]:
+    for child in child_files(path.parent, session_id, path, tier, issues)[1:]:
         with open_regular(child) as stream:
             yield from _entries_of(stream, str(child), issues, lenient, native.Normalizer(), native)
 

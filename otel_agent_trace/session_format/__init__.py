@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         iter_files,
         iter_lines,
         open_events,
+        regular_files,
     )
     from .schema import (
         CHECKPOINT,
@@ -149,6 +150,7 @@ _LAZY: dict[str, str] = {
     "model_info_view": "views",
     "new_session_id": "ids",
     "open_events": "reader",
+    "regular_files": "reader",
     "session_file_name": "schema",
     "snapshot_view": "views",
     "span_id_hex": "ids",
@@ -217,6 +219,7 @@ __all__ = [
     "model_info_view",
     "new_session_id",
     "open_events",
+    "regular_files",
     "session_file_name",
     "snapshot_view",
     "span_id_hex",

@@ -553,16 +553,43 @@ def iter_entries(
     return _entries(open_events(path), issues, strict, MAX_LINE_BYTES, False, True)
 
 
-def child_files(directory: Path, session_id: str, own: Path, tier: str) -> list[Path]:
+def child_files(
+    directory: Path, session_id: str, own: Path, tier: str, issues: list[ReadIssue] | None = None
+) -> list[Path]:
     """A session's file of one tier followed by its child processes' files of that tier (sorted):
-    ``<session>.p<pid>[.checkpoint].jsonl`` beside it."""
+    ``<session>.p<pid>[.checkpoint].jsonl`` beside it. A name that is not a regular file (a FIFO,
+    a directory, a dangling symlink) is left out, noted in ``issues``: one bad child never makes
+    its parent session unreadable (nor blocks on a FIFO)."""
     children = []
     checkpoint_tail = CHECKPOINT_SUFFIX + JSONL_SUFFIX
     for path in directory.glob(f"{session_id}.p*{JSONL_SUFFIX}"):
         is_checkpoint = path.name.endswith(checkpoint_tail)
         if path != own and is_checkpoint == (tier == "checkpoint"):
             children.append(path)
-    return [own, *sorted(children)]
+    return [own, *regular_files(sorted(children), issues)]
+
+
+def regular_files(paths: list[Path], issues: list[ReadIssue] | None = None) -> list[Path]:
+    """The ``paths`` that are regular files (through symlinks); the others are left out, each
+    noted in ``issues`` (``<path>: a FIFO, not a session file; skipped``)."""
+    out = []
+    for path in paths:
+        try:
+            mode = os.stat(path).st_mode
+        except OSError as exc:
+            reason = (
+                "no such file (a dangling symlink?)"
+                if isinstance(exc, FileNotFoundError)
+                else (f"cannot read ({exc.strerror or exc})")
+            )
+        else:
+            if stat.S_ISREG(mode):
+                out.append(path)
+                continue
+            reason = f"{_kind(mode)}, not a session file"
+        if issues is not None:
+            issues.append(ReadIssue(str(path), None, f"{reason}; skipped"))
+    return out
 
 
 def iter_files(paths: list[Path], issues: list[ReadIssue] | None = None) -> Iterator[dict[str, Any]]:

@@ -253,3 +253,42 @@ def test_values_in_read_warnings_reach_no_terminal_raw(tmp_path):
         assert "SessionReadWarning" in done.stderr, (argv, done.stderr)
         for stream in (done.stdout, done.stderr):
             assert not any(c in stream for c in RAW_CONTROLS), (argv, stream)
+
+
+def test_a_child_name_that_is_no_file_is_skipped_and_the_parent_read(tmp_path):
+    """A FIFO, a directory or a dangling symlink named like a child file (``<id>.p<pid>.jsonl``)
+    is skipped with a warning naming it, and the parent session is read (a FIFO would block);
+    a dangling symlink among the sessions hides none of them from ``list``."""
+    from tests.cli.helpers import cli
+
+    session_id = hostile.ROOT["session_id"]
+    parent = hostile.jsonl(
+        tmp_path / f"{session_id}.jsonl",
+        hostile.ROOT,
+        hostile.entry(1, "message"),
+        hostile.entry(2, "session.end"),
+    )
+    os.mkfifo(tmp_path / f"{session_id}.p11.jsonl")
+    (tmp_path / f"{session_id}.p12.jsonl").mkdir()
+    (tmp_path / f"{session_id}.p13.jsonl").symlink_to(tmp_path / "gone")
+    (tmp_path / "session-20991231-000000-ffff0000.jsonl").symlink_to(tmp_path / "gone")
+    skipped = [f"{session_id}.p11.jsonl: a FIFO", f"{session_id}.p12.jsonl: a directory"]
+    skipped.append(f"{session_id}.p13.jsonl: no such file")
+    with pytest.warns(SessionReadWarning) as warned:
+        session = load_session(parent)
+    assert len(session.events) == 3
+    told = " | ".join(str(w.message) for w in warned)
+    assert all(s in told for s in skipped), told
+    issues: list[fmt.ReadIssue] = []
+    assert len(list(iter_entries(parent, issues))) == 3 and len(issues) == 3
+    for argv, code in (
+        (["view", str(parent)], 1),  # (view: 1 when anything but a torn last line was skipped)
+        (["analyze", str(parent)], 0),
+        (["export", "--format", "otlp-json", "-", str(parent)], 0),
+        (["analyze-dir", str(tmp_path)], 0),
+    ):
+        done = cli(*argv, timeout=30)
+        assert done.returncode == code, (argv, done.stderr)
+        assert all(s in done.stdout + done.stderr for s in skipped[:1]), (argv, done.stdout, done.stderr)
+    done = cli("list", str(tmp_path), timeout=30)
+    assert done.returncode == 0 and session_id in done.stdout, (done.stdout, done.stderr)

@@ -759,8 +759,9 @@ def _answer(content: Any, chars: Any, sha: Any) -> dict[str, Any]:
     return {"text": None, "chars": _int(chars), "sha256": _text(sha) or None}
 
 
-def session_paths(path: Path) -> list[Path]:
-    """A session file followed by its child processes' files (for a JSONL file; a ZIP has them)."""
+def session_paths(path: Path, issues: list[fmt.ReadIssue] | None = None) -> list[Path]:
+    """A session file followed by its child processes' files (for a JSONL file; a ZIP has them);
+    a child name that is not a regular file is left out, noted in ``issues``."""
     if path.suffix != fmt.JSONL_SUFFIX or not path.is_file():
         return [path]
     stem = path.name[: -len(fmt.JSONL_SUFFIX)]
@@ -769,7 +770,7 @@ def session_paths(path: Path) -> list[Path]:
         stem, tier = stem[: -len(fmt.CHECKPOINT_SUFFIX)], "checkpoint"
     if ".p" in stem.rsplit("-", 1)[-1]:  # a child file itself
         return [path]
-    return fmt.child_files(path.parent, stem, path, tier)
+    return fmt.child_files(path.parent, stem, path, tier, issues)
 
 
 def summarize(
@@ -784,7 +785,10 @@ def summarize(
     files when the caller knows them already (else they are looked up beside ``path``)."""
     acc = Accumulator(actions=actions, steps=steps)
     issues: list[fmt.ReadIssue] = []
-    parts = session_paths(Path(path)) if children is None else [Path(path), *children]
+    if children is None:
+        parts = session_paths(Path(path), issues)
+    else:
+        parts = [Path(path), *fmt.regular_files(children, issues)]
     for number, part in enumerate(parts):
         entries: Iterator[dict[str, Any]] = fmt.iter_entries(part, None if strict else issues)
         if number == 0:

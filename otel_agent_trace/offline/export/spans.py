@@ -50,8 +50,9 @@ class SessionSpans:
     issues: list[fmt.ReadIssue]
 
 
-def session_files(path: Path) -> list[Path]:
-    """A JSONL session file followed by its child processes' files; a ZIP alone (it holds them)."""
+def session_files(path: Path, issues: list[fmt.ReadIssue] | None = None) -> list[Path]:
+    """A JSONL session file followed by its child processes' files; a ZIP alone (it holds them).
+    A child name that is not a regular file is left out, noted in ``issues``."""
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such session file")
     if zip_like(path):
@@ -65,7 +66,7 @@ def session_files(path: Path) -> list[Path]:
     tier = str(first.get("tier") or "trace")
     if not session_id:
         return [path]
-    return fmt.child_files(path.parent, session_id, path, tier)
+    return fmt.child_files(path.parent, session_id, path, tier, issues)
 
 
 def zip_like(path: Path) -> bool:
@@ -108,7 +109,7 @@ def read_session_spans(path: str | os.PathLike[str]) -> SessionSpans:
                 span.end_ns = max(last_ts, span.start_ns)
         open_in_segment.clear()
 
-    for entry in _entries(session_files(path), issues):
+    for entry in _entries(session_files(path, issues), issues):
         kind = entry.get("type")
         ts = entry.get("ts")
         if kind in (fmt.SESSION_START, fmt.SESSION_JOIN):
