@@ -32,6 +32,9 @@ LOOKAHEAD = 500
 SPANS_REMEMBERED = 100_000
 # Characters of one value (arguments, results, URLs) before the whole line is cut to the width.
 VALUE_CHARS = 80
+# Levels drawn as indentation; a deeper entry is drawn at this indentation with its level as a
+# number (``[1234]``), so the output grows with the entries, not with the square of the depth.
+DRAWN_DEPTH = 32
 MODEL_OPERATIONS = {sc.OP_CHAT, sc.OP_TEXT_COMPLETION, sc.OP_GENERATE_CONTENT, sc.OP_EMBEDDINGS}
 FILE_MODE = "agent_trace.file.mode"
 
@@ -433,7 +436,8 @@ class TreePrinter:
         self.open.clear()
 
     def _write(self, eid: str, level: int, text: str) -> None:
-        line = f"{term.clean(eid)}  {'  ' * level}{text}"
+        indent = "  " * level if level <= DRAWN_DEPTH else f"{'  ' * DRAWN_DEPTH}[{level}] "
+        line = f"{term.clean(eid)}  {indent}{text}"
         if self.columns is not None and len(line) > self.columns:
             line = line[: max(self.columns - 1, 0)] + "…"
         self.out.write(line + "\n")

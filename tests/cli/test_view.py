@@ -242,3 +242,31 @@ def test_a_devduck_zip_and_a_dm_session_are_viewed_and_listed(tmp_path):
     assert len(lines) == len(dm.read_text().splitlines()) and not any("None" in line for line in lines)
     listed = cli("list", str(tmp_path))
     assert listed.returncode == 0 and len(listed.stdout.splitlines()) == 2, listed.stdout
+
+
+def test_a_deep_tree_prints_in_output_linear_in_its_entries(tmp_path):
+    """A chain of spans 5,000 deep: past the drawn depth each line shows its level as a number,
+    so ``--full`` writes about as many bytes a line as a flat tree (2 spaces a level would be
+    25 MB here, and over 1 GiB for 200,000 levels)."""
+    root = {"id": "d-0", "parent_id": "", "type": "session.start", "layer": "agent", "ts": 1}
+    root.update(session_id="session-deep", tier="trace", metadata={"format_version": "1.1"})
+    lines = [json.dumps(root)]
+    for n in range(1, 5_001):
+        span = {
+            "id": f"d-{n}",
+            "parent_id": f"d-{n - 1}",
+            "type": "span.start",
+            "layer": "agent",
+            "ts": 1 + n,
+        }
+        span.update(name=f"s{n}", trace_id="0" * 32, span_id=f"{n:016x}", attributes={})
+        lines.append(json.dumps(span))
+    path = tmp_path / "deep.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    done = cli("view", "--full", str(path))
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.splitlines()
+    assert len(out) >= 5_001 and len(done.stdout) < 200 * 5_001, len(done.stdout)
+    deepest = next(line for line in out if line.startswith("d-5000 "))
+    assert "[5000] " in deepest and "s5000" in deepest
+    assert next(line for line in out if line.startswith("d-3 ")).startswith("d-3  " + "  " * 3 + "s3")
