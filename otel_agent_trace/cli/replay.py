@@ -289,6 +289,15 @@ def _print_model_replay(report: dict, args: argparse.Namespace, started: float) 
             where += f" ({call['origin']})"
         line = f"  call {call.get('call')}: {call.get('status')}  {call.get('request')}  {where}"
         print(fit(line.rstrip(), cols))
+    volatile = [c for c in report.get("calls") or [] if c.get("volatile")]
+    if volatile:
+        print(
+            f"volatile (not divergences): {report.get('volatile_values', 0)} values that change from "
+            f"run to run, in {len(volatile)} call(s)"
+        )
+        for call in volatile:
+            for note in call["volatile"]:
+                print(fit(f"  call {call.get('call')}: {note}", cols))
     divergences = report.get("divergences") or []
     if divergences:
         first = divergences[0]

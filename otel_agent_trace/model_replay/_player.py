@@ -6,8 +6,10 @@ It sits under the HTTP client, in place of the network (the transport hook of
 * to an origin the recording never talked to: refused (:class:`ModelReplayRefused`), never sent
   (a loopback address is taken for the recorded loopback origin of the same scheme whatever its
   port: a local server's port is often chosen as it starts; nothing is sent to it either way);
-* the same as the next recorded one (method, path, JSON body): answered with the recorded
-  response, its body streamed chunk by chunk as recorded;
+* the same as the next recorded one (method, path, JSON body; values that change from run to
+  run by nature, such as the clock or a pid inside a prompt, aside: :mod:`._diff`): answered with
+  the recorded response, its body streamed chunk by chunk as recorded (those values are reported
+  as ``volatile`` on the call, and counted);
 * different: a :class:`Divergence` is reported (which call, which recorded entry, a diff), then,
   by ``on_divergence``: ``stop`` raises :class:`ModelReplayDivergence`; ``continue`` answers with
   the recorded response anyway; ``live`` sends this request and every later one to ``live_url``.
@@ -94,6 +96,7 @@ class Player:
         self.calls: list[dict[str, Any]] = []
         self.divergences: list[Divergence] = []
         self.refused: list[str] = []
+        self.volatile_values = 0  # values that differed only as volatile (see _diff), all calls
         self.live = False
         self.stopped = False
         self._used = [False] * len(recording.exchanges)
@@ -147,14 +150,19 @@ class Player:
             path = target(url)
             candidate = self._candidate()
             if candidate is not None:  # the next recorded one, or a same one just after it
+                first_comparison = None
                 for i in range(candidate, min(candidate + _LOOKAHEAD, len(self._used))):
                     if self._used[i]:
                         continue
-                    rec = self.recording.exchanges[i]
-                    if not _differences(method, path, body, rec):
+                    found = _compare(method, path, body, self.recording.exchanges[i])
+                    first_comparison = first_comparison or found
+                    if not found.differences:
+                        if found.volatile:
+                            call["volatile"] = found.volatile
+                            self.volatile_values += found.volatile_values
                         return self._take(call, i, "replayed")
                 rec = self.recording.exchanges[candidate]
-                diffs = _differences(method, path, body, rec)
+                diffs = (first_comparison or _compare(method, path, body, rec)).differences
                 divergence = Divergence(
                     number, rec.index, rec.entry_id, rec.span_name, call["request"], diffs
                 )
@@ -284,6 +292,7 @@ class Player:
                 "on_divergence": self.on_divergence,
                 "live": self.live,
                 "stopped": self.stopped,
+                "volatile_values": self.volatile_values,
                 "calls": [dict(c) for c in self.calls],
                 "divergences": [asdict(d) for d in self.divergences],
                 "refused": list(self.refused),
@@ -306,8 +315,8 @@ class Player:
             self._save()
 
 
-def _differences(method: str, path: str, body: bytes | None, rec: Exchange) -> list[str]:
-    return _diff.differences(method, path, body, rec.method, target(rec.url), rec.request_body)
+def _compare(method: str, path: str, body: bytes | None, rec: Exchange) -> _diff.Comparison:
+    return _diff.compare(method, path, body, rec.method, target(rec.url), rec.request_body)
 
 
 def _replay_stream(module: Any, is_async: bool) -> type:
