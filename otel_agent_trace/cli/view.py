@@ -309,6 +309,16 @@ class _Filter:
 # --- the tree, streamed -----------------------------------------------------------------------
 
 
+# Entries that belong to a span and name it (``span_id``) beside their parent entry.
+_OF_A_SPAN = frozenset({fmt.MESSAGE, fmt.SNAPSHOT})
+WAITING = 10_000  # entries held back for a span not seen yet, at most
+
+
+def _text_id(entry: dict[str, Any]) -> str:
+    eid = entry.get("id")
+    return eid if isinstance(eid, str) else ""
+
+
 class _Pending:
     """A span whose line waits for its end entry."""
 
@@ -338,6 +348,11 @@ class TreePrinter:
         self.open: dict[str, _Pending] = {}
         self.queue: deque[_Pending | tuple[str, int, dict[str, Any]]] = deque()
         self.count = 0
+        # span id -> entries that name a span not seen yet (a model call's messages and snapshot,
+        # written under its parent while its own start was still queued): shown under that span
+        # when its start or end comes; at most WAITING in all, past that shown where they are.
+        self.waiting: dict[str, list[dict[str, Any]]] = {}
+        self.waiting_count = 0
 
     def _level(self, entry: dict[str, Any]) -> int:
         parent = entry.get("parent_id")
@@ -373,6 +388,7 @@ class TreePrinter:
                 self.levels[eid] = level
             pending = self.open[span_id] = _Pending(entry, level)
             self.queue.append(pending)
+            self._release(span_id, level + 1)
         elif kind == fmt.SPAN_END and span_id in self.open:
             pending = self.open.pop(span_id)
             self._remember(span_id, pending.level)
@@ -388,9 +404,32 @@ class TreePrinter:
             pending = _Pending(entry, level)
             pending.end = entry
             self.queue.append(pending)
+            self._release(span_id, level + 1)
+        elif kind in _OF_A_SPAN and span_id and span_id not in self.open and span_id not in self.span_levels:
+            self._wait(span_id, entry)
         else:
             self.queue.append((eid, self._level(entry), entry))
         self.flush(LOOKAHEAD)
+
+    def _wait(self, span_id: str, entry: dict[str, Any]) -> None:
+        self.waiting.setdefault(span_id, []).append(entry)
+        self.waiting_count += 1
+        if self.waiting_count > WAITING:  # bounded: the oldest group is shown where it stands
+            oldest = next(iter(self.waiting))
+            for waited in self.waiting.pop(oldest):
+                self.queue.append((_text_id(waited), self._level(waited), waited))
+            self.waiting_count = sum(map(len, self.waiting.values()))
+
+    def _release(self, span_id: str, level: int) -> None:
+        """The entries that waited for span ``span_id``: under it now."""
+        waited = self.waiting.pop(span_id, None) if span_id else None
+        if waited:
+            self.waiting_count -= len(waited)
+            for entry in waited:
+                eid = _text_id(entry)
+                if eid and entry.get("type") != fmt.MESSAGE:
+                    self.levels[eid] = level
+                self.queue.append((eid, level, entry))
 
     def flush(self, keep_pending: int = 0) -> None:
         """Print the lines that are ready; past ``keep_pending`` queued lines, print the first open
@@ -425,6 +464,11 @@ class TreePrinter:
 
     def finish(self) -> None:
         """End of the file: spans still open are unfinished."""
+        for group in self.waiting.values():  # their span never came: shown where they stand
+            for entry in group:
+                self.queue.append((_text_id(entry), self._level(entry), entry))
+        self.waiting.clear()
+        self.waiting_count = 0
         earlier = [p for p in self.open.values() if p.printed]
         for pending in self.open.values():
             pending.unfinished = True
