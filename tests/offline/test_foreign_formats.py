@@ -104,7 +104,6 @@ def test_a_dm_run_without_run_end_is_not_complete(tmp_path):
 @pytest.mark.parametrize(
     ("line", "reason"),
     [
-        ({"event": "message", "timestamp": "yesterday", "payload": {}}, "not ISO-8601"),
         ({"event": "message", "timestamp": "2024-02-03T15:10:52Z", "payload": [1]}, "'payload' is list"),
         ({"event": 7, "timestamp": "2024-02-03T15:10:52Z", "run_id": "x"}, "'event' is int"),
     ],
@@ -117,6 +116,18 @@ def test_a_bad_dm_line_is_an_error_naming_file_and_line(tmp_path, line, reason):
         load_session(path)
     with pytest.warns(SessionReadWarning, match=rf"^{path}:3: .*skipped"):
         assert len(load_session(path, lenient=True).events) == len(entries)
+
+
+def test_a_dm_timestamp_that_is_not_iso_8601_is_no_time_not_an_error(tmp_path):
+    # DM never parses timestamps (its own tests write "t0"): such an entry is read, time unknown.
+    path = tmp_path / "t0.jsonl"
+    entries = dm_entries(legacy=True)
+    for n, entry in enumerate(entries):
+        entry["timestamp"] = f"t{n}" if n % 2 else n
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    session = load_session(path)
+    assert len(session.events) == len(entries) and not session.issues
+    assert {e.timestamp_ns for e in session.events} == {0}
 
 
 def test_a_bad_devduck_line_names_the_member_and_line(tmp_path):

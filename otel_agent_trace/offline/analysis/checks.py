@@ -148,6 +148,9 @@ def analyze(
     status, final_stage = outcome(acc)
     found_loops = loops(acc, loop_threshold)
     duration_ns = acc.end_duration_ns if acc.ended and acc.end_duration_ns else max(acc.last_ts - start, 0)
+    time_known = acc.untimed == 0
+    measured = acc.ended and acc.end_duration_ns > 0  # the run's own measure, not the clock's
+    duration_s = _s(duration_ns) if time_known or measured else None
     models = {name: stat.to_dict() for name, stat in sorted(acc.by_model.items())}
     tokens_in = sum(stat.input_tokens for stat in acc.by_model.values())
     tokens_out = sum(stat.output_tokens for stat in acc.by_model.values())
@@ -167,7 +170,8 @@ def analyze(
         "argv": meta.get("argv"),
         "status": status,
         "complete": acc.ended,
-        "duration_s": _s(duration_ns),
+        "duration_s": duration_s,
+        "time_known": time_known,
         "entries": acc.entries,
         "files": max(acc.files, 1),
         "counts": {

@@ -39,6 +39,7 @@ _NS = 1_000_000_000
 _OK_STATUSES = frozenset(
     {None, "", "success", "succeeded", "ok", "completed", "complete", "done", "finished"}
 )
+_RUN_SECONDS = ("duration_seconds", "duration", "duration_s")  # DM writes duration_seconds
 _OWN_KEYS = frozenset({"id", "parent_id", "type", "layer", "ts", "run_id", "trace_id", "data"})
 
 
@@ -298,10 +299,9 @@ def dm_entries(entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
                 if detail:
                     error += f": {detail}"
             content = {"agent_output": entry["final_answer"]} if "final_answer" in entry else None
+            measured = _seconds_ns(entry, _RUN_SECONDS, ("duration_ms",))  # the agent's own
             if run is not None:
-                duration = _seconds_ns(entry, ("duration", "duration_s"), ("duration_ms",)) or max(
-                    ts - run[1], 0
-                )
+                duration = measured or (max(ts - run[1], 0) if ts and run[1] else 0)
                 end = _span_end(
                     entry,
                     "invoke_agent dm-agent",
@@ -315,7 +315,7 @@ def dm_entries(entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
                 end["id"] = entry["id"]
                 yield end
                 run = None
-            yield _session_end(entry, max(ts - start_ts, 0), 0)
+            yield _session_end(entry, measured or (max(ts - start_ts, 0) if ts and start_ts else 0), 0)
         elif event in ("checkpoint",):
             yield {
                 "id": entry["id"],

@@ -219,6 +219,7 @@ class Accumulator:
     root_errors: list[Failure] = field(default_factory=list)
     replans: int = 0
     format: str = "otel-agent-trace"
+    untimed: int = 0  # entries of a foreign file with no time we could read (DM: not ISO-8601)
     verifications: int = 0
     verification_kinds: dict[str, list[int]] = field(default_factory=dict)  # kind -> [runs, passed]
     last_verification: Verification | None = None
@@ -823,4 +824,14 @@ def _in_our_shape(
 
     acc.format = module.NAME
     mapped = iter_entries(path, None if strict else issues, strict=strict, children=False)
-    return foreign.dm_entries(mapped) if module is formats.dm else foreign.devduck_entries(mapped)
+    if module is formats.dm:
+        return foreign.dm_entries(_clocked(acc, mapped))
+    return foreign.devduck_entries(mapped)
+
+
+def _clocked(acc: Accumulator, entries: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """The entries, counting those without a time (a DM timestamp that is not ISO-8601)."""
+    for entry in entries:
+        if not entry.get("ts"):
+            acc.untimed += 1
+        yield entry

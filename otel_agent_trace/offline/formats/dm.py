@@ -1,13 +1,17 @@
 """DM-Code-Agent's JSONL session: ``{"id", "parent_id", "timestamp" (ISO-8601 UTC), "run_id",
 "event", "payload"}``. Files written before schema 2.0 have no ids: they get ``legacy-0000``,
-``legacy-0001``, … by position, each under the one before. ``payload``'s fields go beside ours."""
+``legacy-0001``, … by position, each under the one before. ``payload``'s fields go beside ours.
+
+DM never parses ``timestamp`` (its own tests write ``"t0"``; order is file order, durations come
+from ``run_end``'s ``duration_seconds``): a timestamp that is not ISO-8601 is read as no time
+(``ts`` 0), never refused."""
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
 from typing import Any
 
-from ._checks import BadEntry, flatten, mapping, text
+from ._checks import flatten, mapping, text
 
 NAME = "dm-code-agent"
 END_TYPES = frozenset({"run_end"})
@@ -32,15 +36,14 @@ def layer_of(event: str) -> str:
 
 
 def parse_timestamp(value: Any) -> int:
-    """ISO-8601 (naive means UTC) to nanoseconds since the epoch (0 when there is none)."""
-    if value is None:
-        return 0
+    """ISO-8601 (naive means UTC) to nanoseconds since the epoch; 0 (time unknown) when there is
+    none or it is not ISO-8601 (DM itself never reads it)."""
     if not isinstance(value, str):
-        raise BadEntry(f"'timestamp' is {type(value).__name__}, not an ISO-8601 string")
+        return 0
     try:
         moment = datetime.fromisoformat(value.strip())
     except ValueError:
-        raise BadEntry(f"'timestamp' {value[:40]!r} is not ISO-8601") from None
+        return 0
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
     delta = moment - _EPOCH
