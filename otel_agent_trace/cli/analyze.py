@@ -15,10 +15,8 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-import orjson
-
 from otel_agent_trace.offline import analysis
-from otel_agent_trace.offline.terminal import clean, fit, width
+from otel_agent_trace.offline.terminal import clean, fit, json_document, width
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -51,7 +49,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _print_json(value: Any, out: IO[str]) -> None:
-    out.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")
+    out.write(json_document(value))
 
 
 def is_finding(result: dict[str, Any]) -> bool:

@@ -12,10 +12,8 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
-import orjson
-
 from otel_agent_trace.offline import analysis
-from otel_agent_trace.offline.terminal import clean, fit, width
+from otel_agent_trace.offline.terminal import clean, fit, json_document, width
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -40,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
             raise FileNotFoundError(f"{name}: no such session file")
     result = analysis.compare(args.base, args.candidate, strict=args.strict)
     if args.json:
-        sys.stdout.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
+        sys.stdout.write(json_document(result))
     else:
         render(result, sys.stdout)
     return 1 if result["different"] else 0

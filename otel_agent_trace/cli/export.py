@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace.offline import export as ex
@@ -31,6 +31,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("session", help="a session .jsonl or .zip")
     _target_arguments(p, out_help="output file ('-': standard output)")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON document: what was sent or written (spans, session id, target; "
+        '"error" when it failed); not with --format FORMAT -',
+    )
     p.set_defaults(func=run_export)
 
     d = sub.add_parser(
@@ -41,6 +47,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     d.add_argument("directory", help="sessions directory")
     _target_arguments(d, out_help="output directory (one file per session)")
+    d.add_argument(
+        "--json",
+        action="store_true",
+        help='print one JSON document: {"directory", "sessions": [what export --json says, one per session]}',
+    )
     d.set_defaults(func=run_export_dir)
 
 
@@ -115,11 +126,15 @@ class Progress:
             self.stream.flush()
 
 
-def _export_one(path: Path, args: argparse.Namespace, headers: dict[str, str], out: Path | None) -> int:
-    """Export one session; prints what happened; returns its exit status."""
+def _export_one(
+    path: Path, args: argparse.Namespace, headers: dict[str, str], out: Path | None, answer: dict[str, Any]
+) -> int:
+    """Export one session; prints what happened (with ``--json``, says it in ``answer``); returns
+    its exit status."""
+    answer["session"] = str(path)
     if args.format:
         assert out is not None
-        return _write(path, args, out)
+        return _write(path, args, out, answer)
     progress = Progress(path.name)
     try:
         result = ex.export_session(
@@ -137,10 +152,22 @@ def _export_one(path: Path, args: argparse.Namespace, headers: dict[str, str], o
         progress.end()
         sent, total = getattr(exc, "sent", 0), getattr(exc, "total", 0)
         what = "refused" if exc.refused else "could not be reached"
+        answer.update(endpoint=args.otlp, protocol=args.protocol, spans=sent, total=total)
+        answer["error"] = f"the backend {what}: {exc}"
         return _fail(f"{path}: the backend {what}: {exc} ({sent} of {total} spans were sent)", 1)
     progress.end()
     for issue in result.session.issues:
         print(f"otel-agent-trace: note: {term.clean(issue)}", file=sys.stderr)
+    answer.update(
+        session_id=result.session.session_id,
+        endpoint=args.otlp,
+        protocol=args.protocol,
+        spans=result.sent,
+        unfinished=result.unfinished,
+        rejected=result.rejected,
+    )
+    if args.json:
+        return 1 if result.rejected else 0
     note = f", {result.unfinished} unfinished" if result.unfinished else ""
     rejected = f"; the backend rejected {result.rejected}" if result.rejected else ""
     print(
@@ -150,7 +177,7 @@ def _export_one(path: Path, args: argparse.Namespace, headers: dict[str, str], o
     return 1 if result.rejected else 0
 
 
-def _write(path: Path, args: argparse.Namespace, out: Path) -> int:
+def _write(path: Path, args: argparse.Namespace, out: Path, answer: dict[str, Any]) -> int:
     if str(out) == "-":
         session = ex.write_file(path, sys.stdout, args.format, service_name=args.service_name)
         for issue in session.issues:
@@ -164,9 +191,15 @@ def _write(path: Path, args: argparse.Namespace, out: Path) -> int:
                 out.unlink(missing_ok=True)  # no half-written file left behind
                 raise
     except FileExistsError:
+        answer.update(output=str(out), error="already exists; not overwritten")
         return _fail(f"{out}: already exists; not overwritten", 2)
     for issue in session.issues:
         print(f"otel-agent-trace: note: {term.clean(issue)}", file=sys.stderr)
+    answer.update(
+        session_id=session.session_id, output=str(out), format=args.format, spans=len(session.spans)
+    )
+    if args.json:
+        return 0
     print(f"{term.clean(path)}: wrote {len(session.spans)} spans to {term.clean(out)} ({args.format})")
     return 0
 
@@ -174,9 +207,15 @@ def _write(path: Path, args: argparse.Namespace, out: Path) -> int:
 def run_export(args: argparse.Namespace) -> int:
     try:
         headers = _check(args)
+        if args.json and args.out == "-":
+            raise _Usage("--json and --format FORMAT -: standard output can hold only one of them")
     except _Usage as exc:
         return _fail(str(exc), 2)
-    return _export_one(Path(args.session), args, headers, Path(args.out) if args.out else None)
+    answer: dict[str, Any] = {}
+    code = _export_one(Path(args.session), args, headers, Path(args.out) if args.out else None, answer)
+    if args.json and code != 2:  # bad input: the line on standard error says it
+        sys.stdout.write(term.json_document(answer))
+    return code
 
 
 def sessions_in(directory: Path) -> list[Path]:
@@ -209,7 +248,8 @@ def run_export_dir(args: argparse.Namespace) -> int:
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
     sessions = sessions_in(directory)
-    if not sessions:
+    answers: list[dict[str, Any]] = []
+    if not sessions and not args.json:
         print(f"no sessions in {term.clean(directory)}")
         return 0
     worst = 0
@@ -219,9 +259,14 @@ def run_export_dir(args: argparse.Namespace) -> int:
             suffix = fmt.ZIP_SUFFIX if path.name.endswith(fmt.ZIP_SUFFIX) else fmt.JSONL_SUFFIX
             stem = path.name[: -len(suffix)]
             target = out_dir / f"{stem}{_SUFFIX[args.format]}"
+        answer: dict[str, Any] = {}
         try:
-            code = _export_one(path, args, headers, target)
+            code = _export_one(path, args, headers, target, answer)
         except (fmt.SessionFormatError, OSError) as exc:
+            answer["error"] = str(exc)
             code = _fail(str(exc), 2)
+        answers.append(answer)
         worst = max(worst, code)
+    if args.json:
+        sys.stdout.write(term.json_document({"directory": str(directory), "sessions": answers}))
     return worst

@@ -75,7 +75,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "directory", nargs="?", help="sessions directory (default: AGENT_TRACE_DIR or ./agent-sessions)"
     )
-    p.add_argument("--json", action="store_true", help="one JSON object per session")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help='print one JSON document: {"directory": DIR, "sessions": [one object a session, newest first]}',
+    )
     p.set_defaults(func=run)
 
 
@@ -282,8 +286,9 @@ def run(args: argparse.Namespace) -> int:
     groups = find_sessions(directory)
     out = sys.stdout
     if args.json:
-        for group in groups:
-            out.write(term.json_line(group.to_dict()))
+        out.write(
+            term.json_document({"directory": str(directory), "sessions": [g.to_dict() for g in groups]})
+        )
         return 0
     if not groups:
         print(f"no sessions in {term.clean(directory)}")

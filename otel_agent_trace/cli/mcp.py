@@ -12,7 +12,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "mcp",
         help="serve the session_recorder tool over MCP (stdio)",
         description="Serve the session_recorder tool (start, snapshot, status, list, stop) to an MCP "
-        "client over stdio. Needs the MCP SDK: pip install 'otel-agent-trace[mcp]'.",
+        "client over stdio. Needs the MCP SDK: pip install 'otel-agent-trace[mcp]'. A server, not a "
+        "report: it speaks MCP's JSON-RPC on standard input and output, so it has no --json.",
     )
     p.add_argument("--directory", help="sessions directory (default: AGENT_TRACE_DIR or ./agent-sessions)")
     p.set_defaults(func=run)

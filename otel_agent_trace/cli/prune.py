@@ -18,7 +18,9 @@ import re
 import stat
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace.offline import terminal as term
@@ -61,6 +63,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--older-than", required=True, type=parse_duration, metavar="DURATION", help="e.g. 30m, 12h, 7d, 2w"
     )
     p.add_argument("--dry-run", action="store_true", help="say what would be deleted, delete nothing")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON document: the sessions whose files were (or, with --dry-run, would be) "
+        "deleted, and the files that could not be",
+    )
     p.set_defaults(func=run)
 
 
@@ -68,6 +76,14 @@ def run(args: argparse.Namespace) -> int:
     directory = sessions_directory(args.directory)
     cutoff = time.time() - args.older_than
     failed = 0
+    answer: dict[str, Any] = {
+        "directory": str(directory),
+        "older_than_s": float(args.older_than),
+        "dry_run": args.dry_run,
+        "deleted": [],
+        "not_deleted": [],
+    }
+    say: Callable[[str], None] = _quiet if args.json else print  # --json: the document says it all
     old = [group for group in find_sessions(directory) if group.mtime < cutoff]
     verb = "would delete" if args.dry_run else "deleted"
     for group in old:
@@ -86,9 +102,11 @@ def run(args: argparse.Namespace) -> int:
                 continue
             except OSError as exc:
                 failed += 1
+                answer["not_deleted"].append({"file": str(path), "error": exc.strerror})
                 print(f"otel-agent-trace: {term.clean(path)}: not deleted ({exc.strerror})", file=sys.stderr)
         if removed:
-            print(f"{verb} {term.clean(group.session_id)}: {term.clean(', '.join(removed))}")
+            answer["deleted"].append({"session_id": group.session_id, "files": removed})
+            say(f"{verb} {term.clean(group.session_id)}: {term.clean(', '.join(removed))}")
     young = {group.session_id for group in find_sessions(directory) if group.mtime >= cutoff}
     leftovers = _leftovers(directory, cutoff, young)
     for session_id, path in leftovers:
@@ -99,12 +117,20 @@ def run(args: argparse.Namespace) -> int:
             continue
         except OSError as exc:
             failed += 1
+            answer["not_deleted"].append({"file": str(path), "error": exc.strerror})
             print(f"otel-agent-trace: {term.clean(path)}: not deleted ({exc.strerror})", file=sys.stderr)
             continue
-        print(f"{verb} {term.clean(session_id)}: {term.clean(path.name)} (a ZIP left unfinished)")
+        answer["deleted"].append({"session_id": session_id, "files": [path.name], "unfinished_zip": True})
+        say(f"{verb} {term.clean(session_id)}: {term.clean(path.name)} (a ZIP left unfinished)")
     if not old and not leftovers:
-        print(f"no sessions older than {term.clean(args.older_than.text)} in {term.clean(directory)}")
+        say(f"no sessions older than {term.clean(args.older_than.text)} in {term.clean(directory)}")
+    if args.json:
+        sys.stdout.write(term.json_document(answer))
     return 1 if failed else 0
+
+
+def _quiet(line: str) -> None:
+    pass
 
 
 def _leftovers(directory: Path, cutoff: float, young: set[str]) -> list[tuple[str, Path]]:

@@ -12,7 +12,7 @@ from typing import Any
 from otel_agent_trace.offline.loader import load_session
 from otel_agent_trace.offline.replay import EntryNotFound, replay_events, replay_tools
 from otel_agent_trace.offline.replay.stepper import Stepper
-from otel_agent_trace.offline.terminal import clean, fit, width
+from otel_agent_trace.offline.terminal import clean, fit, json_document, width
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -63,6 +63,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per tool call (default 60)")
     p.add_argument("--verbose", "-v", action="store_true", help="every entry walked, one line each")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON document: the dry replay's report, the tool replay's calls, or the model "
+        "replay's report (the command's own output then goes to standard error); not with --step",
+    )
     _model_options(p.add_argument_group("model replay (docs/model-replay.md)"))
     p.epilog = (
         "model replay: otel-agent-trace replay SESSION --model-replay [options] -- python agent.py [args]"
@@ -116,6 +122,9 @@ def run(args: argparse.Namespace) -> int:
     if args.model_replay or args.command:
         return _model_replay(args)
     if args.step:
+        if args.json:
+            print("otel-agent-trace: replay --step is interactive: it has no --json", file=sys.stderr)
+            return 2
         return _step(args)
     if args.execute_tools:
         return _tools(args)
@@ -123,17 +132,41 @@ def run(args: argparse.Namespace) -> int:
     cols = width()
     lines: list[str] = []
 
+    walked: list[dict[str, str]] = []
+
     def show(event: object) -> None:
         if args.verbose:
             from otel_agent_trace.offline.replay.stepper import describe
 
-            lines.append(fit(f"{event.id}  {describe(event)}", cols))  # type: ignore[attr-defined]
+            if args.json:
+                walked.append({"id": event.id, "text": describe(event)})  # type: ignore[attr-defined]
+            else:
+                lines.append(fit(f"{event.id}  {describe(event)}", cols))  # type: ignore[attr-defined]
 
     try:
         report = replay_events(session, show, start=args.start, end=args.end)
     except EntryNotFound as exc:
         print(f"otel-agent-trace: {args.path}: {clean(exc)}", file=sys.stderr)
         return 2
+    if args.json:
+        answer: dict[str, Any] = {
+            "mode": "dry",
+            "session_id": session.session_id,
+            "entries": report.entries,
+            "first_id": report.first_id,
+            "last_id": report.last_id,
+            "complete": report.complete,
+            "counts": report.counts,
+            "findings": [
+                {"kind": f.kind, "entry_id": f.entry_id, "detail": f.detail, "error": f.is_error}
+                for f in report.findings
+            ],
+            "ok": report.ok,
+        }
+        if args.verbose:
+            answer["walked"] = walked
+        sys.stdout.write(json_document(answer))
+        return 0 if report.ok else 1
     for line in lines:
         print(line)
     state = (
@@ -175,6 +208,23 @@ def _tools(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         import_paths=[os.path.abspath(p) for p in args.import_path],
     )
+    if args.json:
+        calls = [
+            {"status": c.status, "entry_id": c.call.entry_id, "name": c.call.name, "detail": c.detail}
+            for c in report.calls
+        ]
+        answer = {
+            "mode": "execute-tools",
+            "session_id": session.session_id,
+            "tier": report.tier,
+            "workspace": args.workspace,
+            "calls": calls,
+            "counts": {
+                s: report.count(s) for s in ("ok", "mismatch", "error", "blocked", "unknown", "skipped")
+            },
+        }
+        sys.stdout.write(json_document(answer))
+        return report.exit_code
     cols = width()
     print(f"tool replay of {clean(session.session_id)} ({report.tier} tier) in {clean(args.workspace)}")
     if report.tier != "checkpoint":
@@ -235,7 +285,10 @@ def _model_replay(args: argparse.Namespace) -> int:
     ) or shutil.which("opentelemetry-instrument")
     if os.path.basename(command[0]) != "opentelemetry-instrument":
         if instrument is None:
-            print("otel-agent-trace: opentelemetry-instrument not found (pip install opentelemetry-distro)")
+            print(
+                "otel-agent-trace: opentelemetry-instrument not found (pip install opentelemetry-distro)",
+                file=sys.stderr,
+            )
             return 2
         command = [instrument, *command]
     with tempfile.TemporaryDirectory(prefix="oat-replay-") as tmp:
@@ -254,7 +307,8 @@ def _model_replay(args: argparse.Namespace) -> int:
             env["AGENT_TRACE_MODEL_REPLAY_LIVE_URL"] = args.then_live
         env.setdefault("AGENT_TRACE_TIER", "checkpoint")  # the new run is replayable and diffable too
         started = time.time()
-        code = subprocess.run(command, env=env).returncode
+        # --json: our standard output is the report alone; the command's goes to standard error
+        code = subprocess.run(command, env=env, stdout=sys.stderr if args.json else None).returncode
         try:
             report = json.loads(Path(report_path).read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -264,15 +318,29 @@ def _model_replay(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return code or 2
-    _print_model_replay(report, args, started)
+    replayed = _replayed_run(started)
+    if args.json:
+        sys.stdout.write(json_document({"mode": "model-replay", **report, "replayed_session": replayed}))
+    else:
+        _print_model_replay(report, args, replayed)
     if code:
         return code
     return 1 if report.get("divergences") or report.get("refused") else 0
 
 
-def _print_model_replay(report: dict, args: argparse.Namespace, started: float) -> None:
+def _replayed_run(started: float) -> str | None:
+    """The session file the replayed run recorded (the newest since it started), if any."""
     from pathlib import Path
 
+    directory = Path(os.environ.get("AGENT_TRACE_DIR") or "agent-sessions")
+    new = sorted(
+        (p for p in directory.glob("session-*.jsonl") if p.stat().st_mtime >= started - 1),
+        key=lambda p: p.stat().st_mtime,
+    )
+    return str(new[-1]) if new else None
+
+
+def _print_model_replay(report: dict, args: argparse.Namespace, replayed: str | None) -> None:
     cols = width()
     print(
         f"model replay of {clean(report.get('source_session'))}: {len(report.get('calls') or [])} requests, "
@@ -315,13 +383,8 @@ def _print_model_replay(report: dict, args: argparse.Namespace, started: float) 
         print(f"continued live against {clean(args.then_live)} after the divergence")
     if not divergences and not report.get("refused"):
         print("no divergence: the run made the recorded requests, in order")
-    directory = Path(os.environ.get("AGENT_TRACE_DIR") or "agent-sessions")
-    new = sorted(
-        (p for p in directory.glob("session-*.jsonl") if p.stat().st_mtime >= started - 1),
-        key=lambda p: p.stat().st_mtime,
-    )
-    if new:
+    if replayed:
         print(
-            f"the replayed run: {clean(new[-1])}\n"
-            f"  compare: otel-agent-trace diff {clean(args.path)} {clean(new[-1])}"
+            f"the replayed run: {clean(replayed)}\n"
+            f"  compare: otel-agent-trace diff {clean(args.path)} {clean(replayed)}"
         )

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from otel_agent_trace.offline import analysis
-from otel_agent_trace.offline.terminal import clean
+from otel_agent_trace.offline.terminal import clean, json_document
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -25,6 +25,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("path", help="session .jsonl (its child files are read too) or .zip")
     p.add_argument("-o", "--output", metavar="OUT", help="write here (a new file) instead of standard output")
     p.add_argument("--strict", action="store_true", help="a bad line is an error (default: skipped, listed)")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help='print one JSON document: {"session", "output"} and, without -o, the report as "markdown"',
+    )
     p.set_defaults(func=run)
 
 
@@ -34,7 +39,9 @@ def run(args: argparse.Namespace) -> int:
         raise FileNotFoundError(f"{path}: no such session file")
     text = analysis.report(path, strict=args.strict)
     if not args.output:
-        sys.stdout.write(text)
+        sys.stdout.write(
+            json_document({"session": str(path), "output": None, "markdown": text}) if args.json else text
+        )
         return 0
     try:
         with open(args.output, "x", encoding="utf-8") as handle:
@@ -42,5 +49,10 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:  # exists already (never overwritten), or cannot be created
         print(f"otel-agent-trace: {clean(args.output)}: {clean(exc.strerror or exc)}", file=sys.stderr)
         return 2
-    print(f"report written to {clean(args.output)}")
+    if args.json:
+        sys.stdout.write(
+            json_document({"session": str(path), "output": args.output, "bytes": len(text.encode())})
+        )
+    else:
+        print(f"report written to {clean(args.output)}")
     return 0

@@ -9,6 +9,7 @@ directory is used only with ``--cwd recorded``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
@@ -17,7 +18,7 @@ from typing import Any
 from otel_agent_trace.offline.loader import load_session
 from otel_agent_trace.offline.replay import EntryNotFound
 from otel_agent_trace.offline.resume import ResumeError, resume_and_continue, resume_from_snapshot
-from otel_agent_trace.offline.terminal import clean, fit, width
+from otel_agent_trace.offline.terminal import clean, fit, json_document, width
 
 
 class _IntermixedParser(argparse.ArgumentParser):
@@ -61,6 +62,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--directory", help="where the continuation is recorded (default: AGENT_TRACE_DIR)")
     p.add_argument("query", nargs="?", help="what to ask next (without it: restore and report only)")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON document: where the conversation was restored from and, with a query, the "
+        "answer and the files recording it (what the agent prints goes to standard error)",
+    )
     p.set_defaults(func=run)
     p.__class__ = _IntermixedParser
 
@@ -79,6 +86,19 @@ def load_factory(spec: str) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    if not args.json:
+        return _run(args, None)
+    answer: dict[str, Any] = {}
+    with contextlib.redirect_stdout(sys.stderr):  # the agent's own output: not in the document
+        code = _run(args, answer)
+    if code == 0:
+        sys.stdout.write(json_document(answer))
+    return code
+
+
+def _run(args: argparse.Namespace, answer: dict[str, Any] | None) -> int:
+    """Restore, and continue with the query; with ``answer`` (``--json``) what is printed for
+    people is said there too."""
     session = load_session(args.path)
     try:
         factory = load_factory(args.agent)
@@ -100,6 +120,15 @@ def run(args: argparse.Namespace) -> int:
             return 2
         print(f"working directory: {clean(preview.cwd)} (recorded; asked by --cwd recorded)")
         os.chdir(preview.cwd)
+    if answer is not None:
+        answer.update(
+            session_id=session.session_id,
+            entry_id=preview.entry_id,
+            snapshot_id=preview.snapshot_id,
+            messages=len(preview.messages),
+            cut=preview.cut or None,
+            cwd=os.getcwd(),
+        )
     cols = width()
     where = f"snapshot #{preview.snapshot_id}" if args.at is None else "entry"
     print(
@@ -111,16 +140,23 @@ def run(args: argparse.Namespace) -> int:
     if not args.query:
         restored = resume_from_snapshot(session, args.snapshot, at=args.at, agent=agent)
         print(f"restored into {restored.target}; no query given, nothing run")
+        if answer is not None:
+            answer.update(restored_into=restored.target, answer=None, recorded=[])
         return 0
     import otel_agent_trace.api as oat  # the continuation is recorded: only here is capture code loaded
 
-    answer = _continue(oat, args, session, preview, agent)
-    print(fit(f"answer: {answer.answer}", cols))
+    done, recorded = _continue(oat, args, session, preview, agent)
+    print(fit(f"answer: {done.answer}", cols))
+    if answer is not None:
+        answer.update(restored_into=done.target, answer=done.answer, recorded=[str(p) for p in recorded])
     return 0
 
 
-def _continue(oat: Any, args: argparse.Namespace, session: Any, preview: Any, agent: Any) -> Any:
-    """Run the query inside a new recorded session whose metadata and root span name the source."""
+def _continue(
+    oat: Any, args: argparse.Namespace, session: Any, preview: Any, agent: Any
+) -> tuple[Any, list[Any]]:
+    """Run the query inside a new recorded session whose metadata and root span name the source:
+    what it answered, and the files recording it."""
     link = {
         "session_id": session.session_id,
         "entry_id": preview.entry_id,
@@ -157,4 +193,4 @@ def _continue(oat: Any, args: argparse.Namespace, session: Any, preview: Any, ag
         )
     for path in rec.files:
         print(f"recorded: {clean(path)}")
-    return done
+    return done, list(rec.files)

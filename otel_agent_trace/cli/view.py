@@ -48,7 +48,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "last line), 2 bad input (missing, empty or not a session file).",
     )
     p.add_argument("path", help="session .jsonl or .zip")
-    p.add_argument("--json", action="store_true", help="print the entries as JSON, one object a line")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the entries as JSON Lines: one JSON object a line, streamed as the file is read (memory "
+        "stays bounded whatever its size); with --html, one JSON document saying what was written",
+    )
     p.add_argument("--layer", choices=fmt.LAYERS, help="only entries of this layer")
     p.add_argument(
         "--type",
@@ -598,7 +603,10 @@ def run(args: argparse.Namespace) -> int:
         from otel_agent_trace.offline.html import write_html
 
         out = write_html(path, Path(args.html))
-        print(f"wrote {term.clean(out)}")
+        if args.json:
+            sys.stdout.write(term.json_document({"session": str(path), "html": str(out)}))
+        else:
+            print(f"wrote {term.clean(out)}")
         return 0
     issues: list[fmt.ReadIssue] = []
     keep = _Filter(args)

@@ -5,7 +5,7 @@ Every value a command prints comes through :func:`clean`: control characters and
 (OSC window titles, CSI screen clears, OSC 52 clipboard writes, …) are shown escaped, never sent
 raw. :func:`fit` cuts a value to a width; :func:`width` is the terminal's, or a fixed 200 columns
 when the output is not a terminal. :func:`json_line` is an entry as one line of JSON with the same
-guarantee.
+guarantee; :func:`json_document` a command's whole ``--json`` answer.
 """
 
 from __future__ import annotations
@@ -66,6 +66,13 @@ def json_line(value: Any) -> str:
     """``value`` as one line of JSON (ending in a newline) with no raw control character: JSON
     escapes C0 controls itself; DEL, C1 controls and bidi overrides are written as ``\\uXXXX``."""
     text = orjson.dumps(value, default=str).decode()
+    return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text) + "\n"
+
+
+def json_document(value: Any) -> str:
+    """``value`` as one indented JSON document (ending in a newline), escaped as :func:`json_line`
+    escapes: what a command prints with ``--json``."""
+    text = orjson.dumps(value, default=str, option=orjson.OPT_INDENT_2).decode()
     return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text) + "\n"
 
 

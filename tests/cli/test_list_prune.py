@@ -54,11 +54,9 @@ def test_one_row_per_session_whatever_its_files(provider, tmp_path, demo_dir):
     assert len(lines) == 2
     row = next(line for line in lines if line.startswith(session_id))
     assert "checkpoint,trace" in row and "complete" in row and "2 zips" in row and "+2 child files" in row
-    (entry,) = [
-        json.loads(line)
-        for line in cli("list", "--json", str(tmp_path)).stdout.splitlines()
-        if json.loads(line)["session_id"] == session_id
-    ]
+    listed = json.loads(cli("list", "--json", str(tmp_path)).stdout)  # one document
+    assert listed["directory"] == str(tmp_path)
+    (entry,) = [item for item in listed["sessions"] if item["session_id"] == session_id]
     assert entry["child_files"] == 2 and entry["zips"] == 2 and sorted(entry["files"]) == names
 
 
