@@ -20,7 +20,14 @@ from otel_agent_trace.offline.terminal import clean, fit, json_document, width
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("analyze", help="failure stages, recovery, verification, loops and health of a run")
+    p = sub.add_parser(
+        "analyze",
+        help="failure stages, recovery, verification, loops and health of a run",
+        description="The review checklist of one run, read in one streaming pass (any file size): status, "
+        "failure stages, recovery, verification, loops, tokens and latency, the slowest spans, the final "
+        "answer and a health grade (docs/analysis.md). Exit codes: 0 the run ended well, 1 a finding (it "
+        "failed, was cut short, or ended on failing tests or a limit), 2 bad input.",
+    )
     p.add_argument("path", help="session .jsonl (its child files are read too) or .zip")
     p.add_argument("--json", action="store_true", help="print the analysis as JSON")
     p.add_argument("--strict", action="store_true", help="a bad line is an error (default: skipped, counted)")
@@ -33,8 +40,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.set_defaults(func=run)
 
-    d = sub.add_parser("analyze-dir", help="analyze every session of a directory, aggregated")
-    d.add_argument("directory")
+    d = sub.add_parser(
+        "analyze-dir",
+        help="analyze every session of a directory, aggregated",
+        description="Analyze every session of a directory in parallel (each session once: its trace-tier "
+        ".jsonl, else its checkpoint .jsonl, else its ZIP) and aggregate: statuses and grades, failure "
+        "stages, recovered runs, verification gaps, loops, tokens, tools, one row per session. Exit "
+        "codes: 0 every run ended well, 1 a run with a finding or an unreadable file, 2 bad input (no "
+        "such directory, a --markdown file that exists).",
+    )
+    d.add_argument("directory", help="the sessions directory")
     d.add_argument("--pattern", metavar="GLOB", help="file names to read (default: *.jsonl and *.zip)")
     d.add_argument("--recursive", "-r", action="store_true", help="look in subdirectories too")
     d.add_argument(
@@ -44,7 +59,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--jobs", "-j", type=int, default=None, metavar="N", help="processes (default: one per core)"
     )
     d.add_argument("--json", action="store_true", help="print the summary as JSON")
-    d.add_argument("--loop-threshold", type=int, default=analysis.LOOP_THRESHOLD, metavar="N")
+    d.add_argument(
+        "--loop-threshold",
+        type=int,
+        default=analysis.LOOP_THRESHOLD,
+        metavar="N",
+        help="same tool with the same arguments N times is a loop (default %(default)s)",
+    )
     d.set_defaults(func=run_dir)
 
 
