@@ -68,7 +68,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--full", action="store_true", help="print values whole (no cut to the width)")
     p.add_argument("--lenient", action="store_true", help="skip bad lines, count them, exit 0")
     p.add_argument("--follow", "-f", action="store_true", help="keep watching a live session (like tail -f)")
-    p.add_argument("--html", metavar="OUT", help="write a self-contained HTML timeline to OUT instead")
+    p.add_argument(
+        "--html",
+        metavar="OUT",
+        help="write a self-contained HTML timeline to OUT instead (a new file: never overwritten)",
+    )
     p.set_defaults(func=run)
 
 
@@ -602,7 +606,25 @@ def run(args: argparse.Namespace) -> int:
     if args.html:
         from otel_agent_trace.offline.html import write_html
 
-        out = write_html(path, Path(args.html))
+        target = Path(args.html)
+        try:  # the name is ours, or refused: never overwritten (as report -o, fork, export)
+            os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        except FileExistsError:
+            print(
+                f"otel-agent-trace: {term.clean(target)} exists: view --html never overwrites a file",
+                file=sys.stderr,
+            )
+            return 2
+        except OSError as exc:
+            print(
+                f"otel-agent-trace: {term.clean(target)}: {term.clean(exc.strerror or exc)}", file=sys.stderr
+            )
+            return 2
+        try:
+            out = write_html(path, target)  # written beside it, then renamed over the empty file
+        except BaseException:
+            target.unlink(missing_ok=True)  # bad input leaves no page
+            raise
         if args.json:
             sys.stdout.write(term.json_document({"session": str(path), "html": str(out)}))
         else:
