@@ -209,6 +209,9 @@ class Accumulator:
     _calls: int = 0
     slow_floor: int = -1  # the shortest of the slowest spans once there are SLOWEST of them
     _slow_seq: int = 0
+    # the id of the span being ended: its start entry's when the file has one, else its end's
+    # (what ``view`` shows), or of a foreign failure entry
+    span_eid: str = ""
     failures: list[Failure] = field(default_factory=list)
     failure_count: int = 0
     failures_by_stage: dict[str, int] = field(default_factory=dict)
@@ -348,6 +351,7 @@ class Accumulator:
             self.end_duration_ns = _int(entry.get("duration_ns"))
             self.end_unfinished = _int(entry.get("unfinished_spans"))
         elif kind is foreign.FAILURE:  # a foreign format's failure that is no span
+            self.span_eid = _eid(entry)
             self._fail(entry["stage"], entry["key"], entry, entry["reason"], ts)
         elif kind is foreign.REPLAN:
             self.replans += 1
@@ -388,8 +392,9 @@ class Accumulator:
         if attrs.__class__ is not dict:
             attrs = _NO_ATTRS
         sid = entry.get("span_id")
-        if sid.__class__ is str:
-            self.open.pop(sid, None)
+        start = self.open.pop(sid, None) if sid.__class__ is str else None
+        eid = entry.get("id") if start is None else start.get("id")  # one span, one id everywhere
+        self.span_eid = eid if eid.__class__ is str else _text(eid)
         ts = entry.get("ts")
         if ts.__class__ is not int or ts <= 0:
             ts = 0
@@ -449,7 +454,7 @@ class Accumulator:
     def _slow(self, entry: dict[str, Any], duration: int, layer: str) -> None:
         """One of the slowest spans so far (a bounded heap; ``slow_floor`` its smallest)."""
         self._slow_seq += 1
-        item = (duration, self._slow_seq, _name(entry), _eid(entry), layer)
+        item = (duration, self._slow_seq, _name(entry), self.span_eid, layer)
         slow = self.slowest
         if len(slow) < SLOWEST:
             heapq.heappush(slow, item)
@@ -468,7 +473,7 @@ class Accumulator:
         if error:  # the run failed; the stage is decided by what failed under it (checks.outcome)
             why = _why(entry.get("attributes"), status)
             self.root_errors.append(
-                Failure(cls.failure_stage(why, ""), "agent", _eid(entry), _name(entry), why, ts)
+                Failure(cls.failure_stage(why, ""), "agent", self.span_eid, _name(entry), why, ts)
             )
 
     def _outermost_agent(self, parent: Any) -> bool:
@@ -528,7 +533,7 @@ class Accumulator:
             if isinstance(asked, list) and asked:
                 detail += f", asks {', '.join(str(a) for a in asked)}"
             why = _why(attrs, status) if error else ""
-            self._step("model", model, ts - duration if ts else 0, duration, why, detail, _eid(entry))
+            self._step("model", model, ts - duration if ts else 0, duration, why, detail, self.span_eid)
 
     def _tool(self, entry, attrs, duration, error, status, ts) -> None:  # type: ignore[no-untyped-def]
         tool = attrs.get(_TOOL_NAME)
@@ -596,7 +601,7 @@ class Accumulator:
             if call_id:
                 detail = f"[{_text(call_id)}] {detail}"
             why = _why(attrs, status) if error else ""
-            self._step("tool", tool, ts - duration if ts else 0, duration, why, detail, _eid(entry))
+            self._step("tool", tool, ts - duration if ts else 0, duration, why, detail, self.span_eid)
 
     def _process(self, entry, attrs, error, status, ts) -> None:  # type: ignore[no-untyped-def]
         self.processes += 1
@@ -637,7 +642,7 @@ class Accumulator:
     # --- failures, verification, loops ----------------------------------------------------
 
     def _fail(self, stage: str, key: str, entry: dict[str, Any], reason: str, ts: int) -> None:
-        failure = Failure(stage, key, _eid(entry), _name(entry), reason[:300], ts)
+        failure = Failure(stage, key, self.span_eid, _name(entry), reason[:300], ts)
         self.failure_count += 1
         self.failures_by_stage[stage] = self.failures_by_stage.get(stage, 0) + 1
         if self.first_failure is None:
@@ -668,7 +673,7 @@ class Accumulator:
         counts = self.verification_kinds.setdefault(kind, [0, 0])
         counts[0] += 1
         counts[1] += passed
-        self.last_verification = Verification(kind, command, passed, _eid(entry), ts)
+        self.last_verification = Verification(kind, command, passed, self.span_eid, ts)
         key = "verification:" + kind
         if passed:
             self._ok(key)
@@ -689,7 +694,7 @@ class Accumulator:
             if first is None:  # a call not made before
                 if len(self.once) + len(self.loops) < LOOP_KEYS_KEPT:
                     self._calls += 1
-                    self.once[key] = (_eid(entry), self._calls, error)
+                    self.once[key] = (self.span_eid, self._calls, error)
             else:  # made a second time
                 streak = 2 if self.last_tool_key == key else 1
                 eid, seen, failed = first
