@@ -31,6 +31,12 @@ from .upgrade import Upgrade, compact_version
 
 MAX_LINE_BYTES = 32 << 20
 """The longest line read (32 MiB); a longer one is a bad line, dropped as it is read."""
+MAX_LINE_VALUES = 1 << 20
+"""The most JSON values a line (or a ZIP member read whole) may hold (about a million): what
+memory costs is values, not bytes — ``[{},{},…]`` in 31 MiB is ten million objects, a gigabyte
+once parsed. A real entry holds far fewer (a thousand messages of ten fields each is 10^4; the
+largest line of the tests' recordings, about 200); a million values parse to at most about
+100 MB. A line with more is a bad line, refused before it is parsed."""
 MAX_EVENTS_BYTES = 64 << 30
 """The largest ``events.jsonl`` member (inflated) a ZIP may declare."""
 MAX_JSON_MEMBER_BYTES = 64 << 20
@@ -45,6 +51,7 @@ _CHUNK = 1 << 16  # small enough that a chunk's lines are still in the cache whe
 _COMPRESSIONS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)
 _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
 _BLANK = re.compile(rb"[ \t\r\n]+")
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')  # a JSON string (its escapes included)
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -117,8 +124,10 @@ def _blocks(
         if pieces:
             pieces.append(lines[0])
             lines[0] = b"".join(pieces)
+            pieces = []
         if max_line < len(chunk) + pending:  # a line may be over the cap (counted with its newline)
             lines = [raw if len(raw) <= max_line + 1 else None for raw in lines]
+        lines[0] = _dense(lines[0])  # (only a line begun in an earlier chunk can be that long)
         pieces, pending = ([tail], len(tail)) if tail else ([], 0)
         if len(lines) * 8 > len(chunk):  # mostly blank lines (or very short ones)
             if lines[0] != b"\n":
@@ -137,8 +146,40 @@ def _blocks(
         yield number, [None], False
     elif pieces:
         last_line = b"".join(pieces)
+        pieces.clear()
         if last_line and not last_line.isspace():
-            yield number, [last_line if len(last_line) <= max_line else None], False
+            yield number, [_dense(last_line) if len(last_line) <= max_line else None], False
+
+
+class DenseLine(bytes):
+    """A line (or member) holding more than :data:`MAX_LINE_VALUES` JSON values, in place of its
+    text: a bad line, never parsed. ``values``: at least how many it holds."""
+
+    values: int
+
+
+def count_values(data: bytes, limit: int = MAX_LINE_VALUES) -> int:
+    """At least how many JSON values ``data`` holds once parsed when that is more than ``limit``,
+    else a number at most ``limit``: first an upper bound counted in C (every ``,``, ``[`` and
+    ``{``), then, only when that is over, the same count with the strings' text left out (a long
+    text full of commas is one value)."""
+    count = data.count(b",") + data.count(b"[") + data.count(b"{")
+    if count <= limit:
+        return count
+    bare = _STRING.sub(b'""', data)
+    return bare.count(b",") + bare.count(b"[") + bare.count(b"{")
+
+
+def _dense(raw: Any) -> Any:
+    """``raw``, or a :class:`DenseLine` when it holds more than :data:`MAX_LINE_VALUES` values."""
+    if raw is None or len(raw) <= MAX_LINE_VALUES:
+        return raw
+    values = count_values(raw)
+    if values <= MAX_LINE_VALUES:
+        return raw
+    dense = DenseLine()
+    dense.values = values
+    return dense
 
 
 def _sparse_lines(block: bytes, number: int) -> Iterator[tuple[int, bytes]]:
@@ -248,6 +289,8 @@ def _bad_line(
     torn = False
     if raw is None:
         reason = f"line longer than {max_line} bytes"
+    elif raw.__class__ is DenseLine:
+        reason = f"a line of about {raw.values} JSON values, more than the {MAX_LINE_VALUES} read"  # type: ignore[union-attr]
     elif not raw or raw.isspace():
         return None
     else:
@@ -280,7 +323,10 @@ class LineReader:
         self._upgrade: Upgrade | None = _UNDECIDED
 
     def entry(self, raw: bytes) -> dict[str, Any] | None:
-        """The entry of a line (without its newline); ``None`` when it is not a JSON object."""
+        """The entry of a line (without its newline); ``None`` when it is not a JSON object (or
+        holds more than :data:`MAX_LINE_VALUES` values)."""
+        if _dense(raw) is not raw:
+            return None
         try:
             entry = orjson.loads(raw)
         except orjson.JSONDecodeError:
@@ -462,6 +508,10 @@ def _capped_json(data: bytes, cap: int, where: str | Path) -> Any:
     """A JSON member's bytes (read as ``cap + 1`` at most) as a value, or the error naming it."""
     if len(data) > cap:
         raise SessionFormatError(where, None, f"more than {cap} bytes", too_large=True)
+    if len(data) > MAX_LINE_VALUES and (values := count_values(data)) > MAX_LINE_VALUES:
+        raise SessionFormatError(
+            where, None, f"about {values} JSON values, more than the {MAX_LINE_VALUES} read", too_large=True
+        )
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import struct
+import subprocess
+import sys
 import warnings
 import zipfile
 from pathlib import Path
@@ -148,3 +150,146 @@ def build(directory: Path) -> dict[str, Path]:
     (d / "emptydir").mkdir()
     cases["empty_directory"] = d / "emptydir"
     return cases
+
+
+# --- issue 39: lines and members whose values, not their bytes, would fill memory ----------------
+
+
+def _dense_list(size: int) -> bytes:
+    """``[{},{},…]`` of about ``size`` bytes: a value every 3 bytes, ~100 bytes each once parsed."""
+    return b"[" + b"{}," * (size // 3 - 1) + b"{}]"
+
+
+def build_dense(directory: Path) -> dict[str, Path]:
+    """The memory cases of issue 39 (name → path): lines and ZIP members under their byte caps
+    whose JSON values would take 1-2.5 GB once parsed, and 1 M span starts never ended."""
+    d = directory
+    d.mkdir(parents=True, exist_ok=True)
+    root = json.dumps(ROOT).encode() + b"\n"
+    dense = _dense_list(31 << 20)
+    start = json.dumps(entry(1)).encode() + b"\n"
+    end = json.dumps(entry(2, "span.end", span_id=f"{1:016x}", duration_ns=1, content={"tool_result": 0}))
+    end_line = end.encode().replace(b'"tool_result": 0', b'"tool_result": ' + dense) + b"\n"
+    cases: dict[str, Path] = {}
+    (d / "dense-end.jsonl").write_bytes(root + start + end_line)
+    cases["dense_span_end"] = d / "dense-end.jsonl"
+    with open(d / "dense-starts.jsonl", "wb") as out:
+        out.write(root)
+        for seq in (1, 2, 3):
+            line = json.dumps(entry(seq, attributes={"x": 0})).encode()
+            out.write(line.replace(b'"x": 0', b'"x": ' + dense) + b"\n")
+    cases["dense_unfinished_starts"] = d / "dense-starts.jsonl"
+    cases["dense_snapshots_zip"] = our_zip(
+        d / "dense-snap.zip",
+        root,
+        compression=zipfile.ZIP_STORED,
+        **{"snapshots.json": _dense_list(60_000_000)},
+    )
+    cases["million_unfinished"] = unfinished_spans(d / "unfinished.jsonl", 1_000_000, 231)
+    return cases
+
+
+def unfinished_spans(path: Path, count: int, line_bytes: int) -> Path:
+    """A session of ``count`` span starts (about ``line_bytes`` each) that never end: a crashed run."""
+    sample = json.dumps(entry(0), separators=(",", ":")).encode()
+    line = sample.replace(b'"abcd0000-0000"', b'"abcd0000-%07d"', 1)
+    line = line.replace(b'"span_id":"0000000000000000"', b'"span_id":"%016x"').replace(b'"s0"', b'"s%07d"')
+    pad = line_bytes - len(line % (0, 0, 0)) - 1
+    line = line.replace(b'"s%07d"', b'"s%07d' + b"p" * max(pad, 0) + b'"') + b"\n"
+    with open(path, "wb", buffering=1 << 22) as out:
+        out.write(json.dumps(ROOT).encode() + b"\n")
+        for seq in range(1, count + 1):
+            out.write(line % (seq, seq, seq))
+    return path
+
+
+# --- peak memory of a reader, measured in a fresh process --------------------------------------
+
+# Linux carries a process's peak RSS across fork and exec, so a worker started straight from
+# pytest would report pytest's peak: a small launcher starts it and reads its peak afterwards.
+PROBE = """
+import json, resource, subprocess, sys
+done = subprocess.run([sys.executable, "-c", *sys.argv[1:]], capture_output=True, text=True)
+if done.returncode:
+    sys.exit(done.stderr)
+out = json.loads(done.stdout)
+out["max_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+print(json.dumps(out))
+"""
+
+# Every reader of a session file: the two Python ones and the commands that read one.
+READERS = (
+    "load_session",
+    "iter_entries",
+    "analyze",
+    "view",
+    "view --html",
+    "report",
+    "diff",
+    "export otlp-json",
+    "replay",
+    "fork",
+)
+
+_READ = """
+import json, os, sys, warnings
+name, path, work = sys.argv[1:4]
+warnings.simplefilter("ignore")
+out = os.fdopen(os.dup(1), "w")
+err_path = os.path.join(work, "stderr.txt")
+with open(os.devnull, "wb") as null, open(err_path, "wb") as err:
+    os.dup2(null.fileno(), 1)
+    os.dup2(err.fileno(), 2)
+good = os.path.join(work, "good.jsonl")
+argv = {
+    "analyze": ["analyze", path],
+    "view": ["view", path],
+    "view --html": ["view", "--html", os.path.join(work, "page.html"), path],
+    "report": ["report", path],
+    "diff": ["diff", good, path],
+    "export otlp-json": ["export", "--format", "otlp-json", os.path.join(work, "otlp.json"), path],
+    "replay": ["replay", path],
+    "fork": ["fork", "--at", "abcd0000-0000", "--output", os.path.join(work, "fork.jsonl"), path],
+}.get(name)
+try:
+    if name == "load_session":
+        from otel_agent_trace.offline import load_session
+        result = f"loaded {len(load_session(path).events)} entries"
+    elif name == "iter_entries":
+        from otel_agent_trace.offline import iter_entries
+        result = f"read {sum(1 for _ in iter_entries(path))} entries"
+    else:
+        from otel_agent_trace.cli.main import main
+        try:
+            code = main(argv)
+        except SystemExit as exc:
+            code = exc.code
+        sys.stderr.flush()
+        with open(err_path, errors="replace") as told:
+            last = [line for line in told.read().splitlines() if line.strip()][-1:]
+        result = f"exit {code}: {last[0][:300] if last else ''}"
+except Exception as exc:
+    result = f"{type(exc).__name__}: {str(exc)[:300]}"
+out.write(json.dumps({"result": result}))
+out.flush()
+"""
+
+
+def peak_rss(reader: str, path: Path, work: Path, timeout: float = 600) -> dict[str, object]:
+    """``{"result": …, "max_rss_mb": …}`` of ``reader`` (one of :data:`READERS`) reading ``path``
+    in a fresh process (``work``: a directory for its output files)."""
+    work.mkdir(parents=True, exist_ok=True)
+    good = work / "good.jsonl"
+    if not good.exists():
+        jsonl(good, ROOT, entry(1, "message", role="user"))
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, _READ, reader, str(path), str(work)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    if done.returncode:
+        raise RuntimeError(f"{reader} {path}: {done.stderr[-2000:]}")
+    for produced in ("page.html", "otlp.json", "fork.jsonl"):
+        (work / produced).unlink(missing_ok=True)
+    return json.loads(done.stdout)

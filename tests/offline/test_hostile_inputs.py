@@ -91,17 +91,7 @@ for name, path in json.loads(sys.argv[1]).items():
 print(json.dumps(out))
 """
 
-# Linux carries a process's peak RSS across fork and exec, so a worker started straight from
-# pytest would report pytest's peak: a small launcher starts it and reads its peak afterwards.
-_PROBE = """
-import json, resource, subprocess, sys
-done = subprocess.run([sys.executable, "-c", sys.argv[1], sys.argv[2]], capture_output=True, text=True)
-if done.returncode:
-    sys.exit(done.stderr)
-out = json.loads(done.stdout)
-out["max_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-print(json.dumps(out))
-"""
+_PROBE = hostile.PROBE  # the launcher that reads a worker's own peak RSS
 
 
 @pytest.fixture(scope="module")
