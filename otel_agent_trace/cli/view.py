@@ -534,7 +534,13 @@ def _follow(
     poll: float = 0.2,
 ) -> None:
     """Hand each entry of a live ``.jsonl`` file to ``sink`` as the file grows (``idle`` when the
-    writer pauses), until its ``session.end`` (or Ctrl-C)."""
+    writer pauses), until its ``session.end`` (or Ctrl-C). Each line is read as ``view`` reads it
+    (a compact 1.2+ file upgraded to whole entries, ours checked), so the lines say the same."""
+    from otel_agent_trace.session_format.checks import BadEntry, check_entry
+    from otel_agent_trace.session_format.reader import LineReader
+
+    reader = LineReader()
+    ours: bool | None = None
     number = 0
     partial = b""
     with open(path, "rb") as stream:
@@ -552,14 +558,22 @@ def _follow(
             number += 1
             if not chunk.strip():
                 continue
-            try:
-                entry = orjson.loads(chunk)
-            except orjson.JSONDecodeError as exc:
-                entry = None
-                reason = f"not JSON ({exc})"
+            entry = reader.entry(chunk.rstrip(b"\r\n"))
+            reason = ""
+            if entry is None:
+                try:
+                    reason = f"expected a JSON object, got {type(orjson.loads(chunk)).__name__}"
+                except orjson.JSONDecodeError as exc:
+                    reason = f"not JSON ({exc})"
             else:
-                reason = f"expected a JSON object, got {type(entry).__name__}"
-            if not isinstance(entry, dict):
+                if ours is None:  # told from the first entry, as the reader does
+                    ours = "type" in entry or ("event_type" not in entry and "event" not in entry)
+                if ours:
+                    try:
+                        entry = check_entry(entry)
+                    except BadEntry as exc:
+                        entry, reason = None, f"{exc}; skipped"
+            if entry is None:
                 issue = fmt.ReadIssue(str(path), number, reason)
                 issues.append(issue)
                 print(f"warning: {term.clean(issue)}", file=sys.stderr, flush=True)

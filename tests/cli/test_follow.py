@@ -74,7 +74,22 @@ def test_follow_with_json_prints_every_entry_and_stops_at_the_end(demo_jsonl):
         [*CLI, "view", "--follow", "--json", str(demo_jsonl)], capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == [
-        json.dumps(json.loads(line), separators=(",", ":"), ensure_ascii=False)
-        for line in demo_jsonl.read_text().splitlines()
-    ]
+    viewed = subprocess.run(
+        [*CLI, "view", "--json", str(demo_jsonl)], capture_output=True, text=True, timeout=60
+    )
+    assert [json.loads(line) for line in done.stdout.splitlines()] == [
+        json.loads(line) for line in viewed.stdout.splitlines()
+    ]  # the entries view reads (a compact file's upgraded), one for each line of the file
+    assert len(done.stdout.splitlines()) == len(demo_jsonl.read_text().splitlines())
+
+
+def test_follow_of_a_finished_file_prints_what_view_prints(demo_jsonl):
+    """The same lines (tokens, finish reasons, the tools a model asked for, a snapshot's
+    description): a compact file read by follow is upgraded as view's reader upgrades it."""
+    followed = subprocess.run(
+        [*CLI, "view", "--follow", str(demo_jsonl)], capture_output=True, text=True, timeout=60
+    )
+    viewed = subprocess.run([*CLI, "view", str(demo_jsonl)], capture_output=True, text=True, timeout=60)
+    assert followed.returncode == viewed.returncode == 0, followed.stderr + viewed.stderr
+    assert "tokens " in viewed.stdout and "asks " in viewed.stdout and "after chat" in viewed.stdout
+    assert followed.stdout.splitlines() == viewed.stdout.splitlines()
