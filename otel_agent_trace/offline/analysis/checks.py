@@ -148,7 +148,7 @@ def analyze(
     status, final_stage = outcome(acc)
     found_loops = loops(acc, loop_threshold)
     duration_ns = acc.end_duration_ns if acc.ended and acc.end_duration_ns else max(acc.last_ts - start, 0)
-    time_known = acc.untimed == 0
+    time_known = acc.dm is None or acc.dm.untimed == 0  # a DM timestamp may be no time (DM's "t0")
     measured = acc.ended and acc.end_duration_ns > 0  # the run's own measure, not the clock's
     duration_s = _s(duration_ns) if time_known or measured else None
     models = {name: stat.to_dict() for name, stat in sorted(acc.by_model.items())}
@@ -231,4 +231,5 @@ def analyze(
         "health": health(acc, status, final_stage, found_loops, len(issues)),
         "issues": [str(issue) for issue in issues[:20]],
         "issue_count": len(issues),
+        **({"dm": acc.dm.verdicts()} if acc.dm is not None else {}),
     }

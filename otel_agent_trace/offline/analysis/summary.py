@@ -28,6 +28,7 @@ from otel_agent_trace import session_format as fmt
 from . import classify as cls
 from . import foreign
 from .answer import answer_text, is_digest
+from .dm_verdicts import DMVerdicts
 
 SLOWEST = 10
 FAILURES_KEPT = 50
@@ -222,7 +223,7 @@ class Accumulator:
     root_errors: list[Failure] = field(default_factory=list)
     replans: int = 0
     format: str = "otel-agent-trace"
-    untimed: int = 0  # entries of a foreign file with no time we could read (DM: not ISO-8601)
+    dm: DMVerdicts | None = None  # a DM-Code-Agent file: DM's own verdicts
     verifications: int = 0
     verification_kinds: dict[str, list[int]] = field(default_factory=dict)  # kind -> [runs, passed]
     last_verification: Verification | None = None
@@ -829,14 +830,7 @@ def _in_our_shape(
 
     acc.format = module.NAME
     mapped = iter_entries(path, None if strict else issues, strict=strict, children=False)
-    if module is formats.dm:
-        return foreign.dm_entries(_clocked(acc, mapped))
+    if module is formats.dm:  # DM's own verdicts, read on the way (the same pass)
+        acc.dm = DMVerdicts()
+        return foreign.dm_entries(acc.dm.read(mapped))
     return foreign.devduck_entries(mapped)
-
-
-def _clocked(acc: Accumulator, entries: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    """The entries, counting those without a time (a DM timestamp that is not ISO-8601)."""
-    for entry in entries:
-        if not entry.get("ts"):
-            acc.untimed += 1
-        yield entry
