@@ -369,3 +369,15 @@ def test_analyze_json_carries_dm_stages(tmp_path):
     done = cli("analyze", "--json", str(write(tmp_path / "run.jsonl", dm_lines(RECOVERED))))
     dm = json.loads(done.stdout)["dm"]
     assert (dm["primary_failure_stage"], dm["final_failure_stage"]) == ("verification", "none")
+
+
+def test_an_unknown_duration_neither_breaks_diff_nor_analyze_dir(tmp_path):
+    from otel_agent_trace.offline.analysis import analyze_dir, compare
+
+    steps = [RECOVERED[1], _step(1, "finish"), ("run_end", {"status": "success", "metadata": {}})]
+    untimed = write(tmp_path / "t0.jsonl", dm_lines(steps, legacy=True, timestamps=["t0", "t1", "t2"]))
+    timed = write(tmp_path / "timed.jsonl", dm_lines(RECOVERED))
+    metrics = compare(untimed, timed)["metrics"]
+    assert "duration_s" not in metrics  # no delta to a duration nobody knows
+    summary = analyze_dir(tmp_path, jobs=1)
+    assert summary["unreadable"] == 0 and summary["duration_s"] == 42.5  # the known one only

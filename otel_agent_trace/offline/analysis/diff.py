@@ -123,7 +123,6 @@ def diff(
         if b != c:
             usage[tool] = {"base": b, "candidate": c, "delta": c - b}
     metrics = {
-        "duration_s": _delta(base["duration_s"], candidate["duration_s"]),
         "model_calls": _delta(base["counts"]["model_calls"], candidate["counts"]["model_calls"]),
         "tool_calls": _delta(base["counts"]["tool_calls"], candidate["counts"]["tool_calls"]),
         "failures": _delta(base["failure"]["count"], candidate["failure"]["count"]),
@@ -131,6 +130,8 @@ def diff(
         "output_tokens": _delta(base["tokens"]["output"], candidate["tokens"]["output"]),
         "health_score": _delta(base["health"]["score"], candidate["health"]["score"]),
     }
+    if base["duration_s"] is not None and candidate["duration_s"] is not None:  # else time unknown
+        metrics = {"duration_s": _delta(base["duration_s"], candidate["duration_s"]), **metrics}
     base_answer, cand_answer = _answer_key(base["final_answer"]), _answer_key(candidate["final_answer"])
     result = {
         "base": base["path"],

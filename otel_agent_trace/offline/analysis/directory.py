@@ -208,7 +208,7 @@ def aggregate(results: list[dict[str, Any]], root: Path) -> dict[str, Any]:
         "verification_gaps": sum(1 for r in good if r["verification"]["gap"]),
         "with_loops": sum(1 for r in good if r["loops"]),
         "with_unfinished_spans": sum(1 for r in good if r["unfinished"]["count"]),
-        "duration_s": round(sum(r["duration_s"] for r in good), 3),
+        "duration_s": round(sum(r["duration_s"] or 0 for r in good), 3),  # the known ones
         "tokens": {
             "input": sum(r["tokens"]["input"] for r in good),
             "output": sum(r["tokens"]["output"] for r in good),
