@@ -111,38 +111,35 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def converse_usage(result: ModelResult, usage: Any) -> None:
-    """Converse's usage. Its ``inputTokens`` leaves out the tokens read from and written to the
-    cache; the semconv input count includes them (as for Anthropic)."""
+def _usage(result: ModelResult, usage: Any, keys: tuple[str, str, str, str]) -> None:
+    """A usage dict's counts (its ``keys``: input, output, cache read, cache written). Its input
+    count leaves out the tokens read from and written to the cache; the semconv input count
+    includes them (as for Anthropic)."""
     if not isinstance(usage, dict):
         return
-    inp = _int(usage.get("inputTokens"))
-    read = _int(usage.get("cacheReadInputTokens"))
-    written = _int(usage.get("cacheWriteInputTokens"))
+    inp, out, read, written = (_int(usage.get(key)) for key in keys)
     if inp is not None:
         result.input_tokens = inp + (read or 0) + (written or 0)
-    if _int(usage.get("outputTokens")) is not None:
-        result.output_tokens = usage["outputTokens"]
+    if out is not None:
+        result.output_tokens = out
     if read is not None:
         result.cache_read_tokens = read
     if written is not None:
         result.cache_creation_tokens = written
 
 
+_CONVERSE_USAGE = ("inputTokens", "outputTokens", "cacheReadInputTokens", "cacheWriteInputTokens")
+_ANTHROPIC_USAGE = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+
+
+def converse_usage(result: ModelResult, usage: Any) -> None:
+    """Converse's usage (``inputTokens``, ``cacheReadInputTokens``, …)."""
+    _usage(result, usage, _CONVERSE_USAGE)
+
+
 def anthropic_usage(result: ModelResult, usage: Any) -> None:
-    if not isinstance(usage, dict):
-        return
-    inp = _int(usage.get("input_tokens"))
-    read = _int(usage.get("cache_read_input_tokens"))
-    created = _int(usage.get("cache_creation_input_tokens"))
-    if inp is not None:
-        result.input_tokens = inp + (read or 0) + (created or 0)
-    if _int(usage.get("output_tokens")) is not None:
-        result.output_tokens = usage["output_tokens"]
-    if read is not None:
-        result.cache_read_tokens = read
-    if created is not None:
-        result.cache_creation_tokens = created
+    """An Anthropic-on-Bedrock body's usage (``input_tokens``, ``cache_read_input_tokens``, …)."""
+    _usage(result, usage, _ANTHROPIC_USAGE)
 
 
 def tool_calls_of(content: Any) -> list[tuple[str | None, str | None]]:
