@@ -1,6 +1,7 @@
 """Resume a recorded conversation: rebuild it as it stood at any entry, and put a snapshot's
 messages back into an agent — Strands / DevDuck agents (``agent.messages``), a LangGraph graph's
-state, the OpenAI Agents SDK's input items, or a plain OpenAI- or Anthropic-format message list.
+state, the OpenAI Agents SDK's input items, a Pydantic AI agent's ``message_history``, or a plain
+OpenAI- or Anthropic-format message list.
 
 Third-party libraries are imported only when an agent of theirs is given. Nothing from the file
 chooses code to import or a directory to change to: the agent comes from the caller.
@@ -33,7 +34,8 @@ class Restored:
     snapshot_id: int | None
     entry_id: str
     messages: list[dict[str, Any]]  # the recorded conversation
-    # strands | langgraph | openai_agents | openai_messages | anthropic_messages | callable | none
+    # strands | langgraph | openai_agents | pydantic_ai | openai_messages | anthropic_messages
+    # | callable | none
     target: str
     restored: Any  # what was put in: the message list, the graph state, the input items
     system_prompt: Any = None
@@ -607,6 +609,48 @@ def to_agents_input(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return items
 
 
+def to_pydantic_ai(messages: list[dict[str, Any]]) -> list[Any]:
+    """Pydantic AI ``ModelMessage`` s (a run's ``message_history``; imports ``pydantic_ai``): the
+    user, system and tool-result messages between two answers make one ``ModelRequest``."""
+    from pydantic_ai.messages import (
+        ModelRequest,
+        ModelResponse,
+        SystemPromptPart,
+        TextPart,
+        ToolCallPart,
+        ToolReturnPart,
+        UserPromptPart,
+    )
+
+    out: list[Any] = []
+    parts: list[Any] = []
+    names: dict[Any, str] = {}  # call id -> tool name (a result names its tool)
+    for m in neutral(messages):
+        role = m["role"]
+        if role == "system":
+            parts.append(SystemPromptPart(content=m["content"]))
+        elif role == "user":
+            parts.append(UserPromptPart(content=m["content"]))
+        elif role == "tool":
+            call_id = m.get("tool_call_id")
+            name = m.get("name") or names.get(call_id) or "tool"
+            parts.append(ToolReturnPart(tool_name=name, content=m["content"], tool_call_id=call_id))
+        else:
+            if parts:
+                out.append(ModelRequest(parts=parts))
+                parts = []
+            answer: list[Any] = [TextPart(content=m["content"])] if m["content"] else []
+            for c in m.get("tool_calls") or ():
+                names[c["id"]] = c["name"]
+                answer.append(
+                    ToolCallPart(tool_name=c["name"], args=c["arguments"] or {}, tool_call_id=c["id"])
+                )
+            out.append(ModelResponse(parts=answer))
+    if parts:
+        out.append(ModelRequest(parts=parts))
+    return out
+
+
 def _without_system(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """An agent object brings its own instructions: a leading system message is its prompt."""
     i = 0
@@ -631,6 +675,8 @@ def kind_of(agent: Any) -> str:
         return "langgraph"
     if module.startswith("agents") and type(agent).__name__ == "Agent":
         return "openai_agents"
+    if module.startswith("pydantic_ai") and hasattr(agent, "run_sync"):
+        return "pydantic_ai"
     if isinstance(getattr(agent, "messages", None), list):
         return "strands"  # an agent object that keeps its conversation in .messages (DevDuck's wrapper too)
     if callable(agent):
@@ -690,6 +736,8 @@ def resume_from_snapshot(
             agent.update_state(config, restored)
     elif kind == "openai_agents":
         restored = to_agents_input(_without_system(messages))
+    elif kind == "pydantic_ai":
+        restored = to_pydantic_ai(_without_system(messages))  # the agent brings its instructions
     elif kind == "callable":
         restored = to_openai(messages)
     return Restored(
@@ -767,6 +815,9 @@ def _answer_text(result: Any) -> str:
     final = getattr(result, "final_output", None)
     if final is not None:
         return str(final)
+    output = getattr(result, "output", None)  # Pydantic AI's run result
+    if output is not None:
+        return str(output)
     return str(result)
 
 
@@ -795,6 +846,8 @@ def resume_and_continue(
         from agents import Runner
 
         result = Runner.run_sync(agent, [*restored.restored, {"role": "user", "content": new_query}])
+    elif kind == "pydantic_ai":
+        result = agent.run_sync(new_query, message_history=restored.restored)
     elif kind == "callable":
         result = agent([*restored.restored, {"role": "user", "content": new_query}])
     else:

@@ -1,0 +1,1 @@
+_instruments = ("pydantic-ai-slim >= 2.0, < 3",)

@@ -1,0 +1,70 @@
+"""The agent frameworks of issue 36 (Pydantic AI, …), each a real example agent on its own OpenAI
+client, recorded under the real ``opentelemetry-instrument`` against the local model server, then
+model-replayed with that server stopped: the same tool calls (the model's ids) and answer, every
+exchange answered, no divergence; a changed prompt is reported at the first call. The recording
+itself is one ``invoke_agent`` tree in one trace, with the session id on every span."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+
+from tests.context.helpers import spans_of, tree
+
+from .conftest import EXAMPLES, agent_output, record, replay
+
+AGENTS = {
+    "pydantic-ai": ("pydantic_ai", EXAMPLES / "pydantic_ai_weather.py"),
+}
+RUNS = [(name, stream) for name in AGENTS for stream in (False, True)]
+SHAPE = [
+    (
+        "invoke_agent weather",
+        [("chat gpt-4o-mini", []), ("execute_tool get_weather", []), ("chat gpt-4o-mini", [])],
+    )
+]
+
+
+@pytest.fixture(scope="module", params=RUNS, ids=lambda p: f"{p[0]}-{'stream' if p[1] else 'plain'}")
+def recorded(request, tmp_path_factory):
+    name, stream = request.param
+    module, script = AGENTS[name]
+    if importlib.util.find_spec(module) is None:
+        pytest.skip(f"{module} is not installed in this environment")
+    cwd = tmp_path_factory.mktemp(f"{name}-{'stream' if stream else 'plain'}")
+    return record(script, cwd, *(["--stream"] if stream else []), stream=stream)
+
+
+def test_the_recording_is_one_agent_tree_in_one_trace(recorded):
+    spans = spans_of(recorded.session)
+    genai = [s for s in spans if s.name.startswith(("invoke_agent", "chat", "execute_tool"))]
+    assert tree(genai) == SHAPE  # (the system layer's spans under them left out)
+    assert len({s.trace_id for s in spans}) == 1
+    assert len({s.attributes["agent_trace.session.id"] for s in spans}) == 1
+    (tool,) = [s for s in spans if s.name == "execute_tool get_weather"]
+    assert tool.attributes["gen_ai.tool.call.id"] == "call_weather_1"
+
+
+def test_the_replay_reproduces_the_run_with_the_server_stopped(recorded):
+    done, report = replay(recorded)
+    assert done.returncode == 0, done.stderr
+    assert agent_output(done) == recorded.output
+    out = json.loads(recorded.output)
+    assert out["tool_calls"] == [
+        {"id": "call_weather_1", "name": "get_weather", "arguments": {"city": "Paris"}}
+    ]
+    assert out["answer"] == "It is 18°C and sunny in Paris."
+    assert report["divergences"] == [] and report["refused"] == []
+    assert [c["status"] for c in report["calls"]] == ["replayed", "replayed"]
+    assert report["answered"] == report["recorded_exchanges"] == 2 and report["unused"] == 0
+
+
+def test_a_changed_prompt_is_reported_at_the_first_call(recorded):
+    changed = ("--prompt", "You answer weather questions in French. Use the tools.", *recorded.args)
+    done, report = replay(recorded, agent_args=changed)
+    assert done.returncode != 0
+    (first,) = report["divergences"]
+    assert first["call"] == 1
+    assert any("in French" in d for d in first["differences"]), first["differences"]
