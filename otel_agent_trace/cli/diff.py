@@ -8,7 +8,9 @@ Exit codes: 0 the runs do the same thing; 1 they differ; 2 bad input.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -29,18 +31,54 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("candidate", help="the session to compare with it")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.add_argument("--strict", action="store_true", help="a bad line is an error (default: skipped)")
+    p.add_argument(
+        "--html",
+        metavar="OUT",
+        help="also write both runs to OUT as one self-contained HTML page: this comparison with the tool "
+        "calls aligned side by side, each run's timeline and conversation (a new file: never overwritten)",
+    )
     p.set_defaults(func=run)
+
+
+def write_page(target: Path, write: Callable[[Path], Path]) -> int:
+    """Write a page to ``target``, a new file (one that exists is refused, as ``view --html``,
+    ``report -o``, ``fork`` and ``export`` refuse); bad input leaves no page. 0, or 2 (refused)."""
+    try:
+        os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    except FileExistsError:
+        print(f"otel-agent-trace: {clean(target)} exists: --html never overwrites a file", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"otel-agent-trace: {clean(target)}: {clean(exc.strerror or exc)}", file=sys.stderr)
+        return 2
+    try:
+        write(target)  # written beside it, then renamed over the empty file
+    except BaseException:
+        target.unlink(missing_ok=True)
+        raise
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
     for name in (args.base, args.candidate):
         if not Path(name).exists():
             raise FileNotFoundError(f"{name}: no such session file")
+    if args.html:
+        from otel_agent_trace.offline.html import write_compare_html
+
+        target = Path(args.html)
+        refused = write_page(target, lambda out: write_compare_html(args.base, args.candidate, out))
+        if refused:
+            return refused
     result = analysis.compare(args.base, args.candidate, strict=args.strict)
     if args.json:
+        if args.html:
+            result = {**result, "html": str(args.html)}
         sys.stdout.write(json_document(result))
     else:
         render(result, sys.stdout)
+        if args.html:
+            print(f"wrote {clean(args.html)}")
     return 1 if result["different"] else 0
 
 

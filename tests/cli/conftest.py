@@ -63,3 +63,20 @@ def hostile_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def hostile_jsonl(hostile_dir: Path) -> Path:
     (path,) = [p for p in hostile_dir.glob("session-*.jsonl") if ".checkpoint." not in p.name]
     return path
+
+
+@pytest.fixture(scope="session")
+def demo_both_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``agent-sessions/`` of one run of the demo agent recorded in both tiers."""
+    work = tmp_path_factory.mktemp("demo-both")
+    shutil.copytree(REPO / "examples", work / "examples")
+    return _record(work / "examples" / "demo_agent.py", work, AGENT_TRACE_TIER="both")
+
+
+@pytest.fixture(scope="session")
+def variant_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``agent-sessions/`` of the demo agent run with another script (``demo_variant_agent.py``):
+    other tool calls, a failing command, a tool that raises; both tiers."""
+    work = tmp_path_factory.mktemp("variant")
+    shutil.copytree(REPO / "examples", work / "examples")
+    return _record(AGENTS / "demo_variant_agent.py", work, AGENT_TRACE_TIER="both")

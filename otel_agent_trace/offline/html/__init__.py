@@ -1,22 +1,30 @@
-"""``view --html``: a session as one self-contained HTML page — a waterfall timeline with the span
-tree beside it, spans coloured by layer, details on click.
+"""``view --html``: a session as one self-contained HTML page — the waterfall of its spans (coloured
+by layer, span events as ticks, tokens and tool names on the rows, snapshots on the time axis), a
+minimap to zoom to a time range, search and filters, a span's details on click, and the
+conversation as chat bubbles: a model call's messages, or the conversation as it stood at any span
+or snapshot (the text from a checkpoint-tier file; lengths and SHA-256 from a shareable one), each
+tool call linked to its span. ``diff --html``: two runs on one page, their tool calls aligned as
+``diff`` aligns them, each run's page a tab.
 
 The page needs no network (CSS and script inline, no fonts or images fetched). Every value from
 the file reaches the page as data inside ``<script type="application/json">`` blocks (with ``<``,
 ``>`` and ``&`` escaped) and is put into the page with ``textContent`` only, so a span name or
 attribute can never become markup or script.
 
-The page is written as the session is read, span by span as each ends: memory holds only the
-spans running at a time, whatever the file's size. What the page embeds is bounded, and the
-page says what was left out: the first :data:`MAX_SPANS` spans (in start order) are drawn, the
-rest counted; a text value longer than :data:`MAX_VALUE_CHARS` is cut, a list or object past
-:data:`MAX_ITEMS` items shortened, a span's events past :data:`MAX_EVENTS` counted
-(``otel-agent-trace view --full SESSION`` prints everything).
+The page is written as the session is read, span by span as each ends (messages and turns of the
+conversation to spool files copied in at the end): memory holds only the spans running at a time,
+whatever the file's size. What the page embeds is bounded, and the page says what was left out:
+the first :data:`MAX_SPANS` spans (in start order) are drawn, the rest counted; a text value longer
+than :data:`MAX_VALUE_CHARS` is cut, a list or object past :data:`MAX_ITEMS` items shortened, a
+span's events past :data:`MAX_EVENTS` counted, messages and turns past theirs
+(:mod:`._conversation`) counted (``otel-agent-trace view --full SESSION`` prints everything).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import IO, Any
 
@@ -25,16 +33,18 @@ import orjson
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace.offline.loader import iter_entries, session_format_of
 
-from ._template import PAGE
+from ._conversation import Conversation
+from ._template import HEAD, SCRIPT
 
 MAX_SPANS = 20_000  # past this the page would be too slow to use; the rest is counted, not drawn
 MAX_VALUE_CHARS = 4_000  # a longer text value is cut (the page says how much was left out)
 MAX_ITEMS = 200  # items of a list or object kept
 MAX_EVENTS = 200  # events kept per span
+MAX_TOOLS = 200  # tool names offered by the page's tool filter
 _DEPTH = 20
-
-_SPANS_MARK = "__SPANS_JSON__"
-_DATA_MARK = "__DATA_JSON__"
+# Content keys of a model call that list its messages: the conversation shows them, the span's
+# details say how many.
+_MESSAGE_LISTS = ("input_message_ids", "output_message_ids")
 
 
 def _json_for_script(value: Any) -> str:
@@ -94,9 +104,12 @@ def _str(value: Any) -> str | None:
 class _Page:
     """The spans of a session, written to the page's span block as they end."""
 
-    def __init__(self, out: IO[str]) -> None:
+    def __init__(self, out: IO[str], conversation_files: tuple[IO[str], IO[str]]) -> None:
         self.out = out
         self.cuts = _Cuts()
+        self.conversation = Conversation(*conversation_files, self.cuts, _json_for_script)
+        self.trace_ids: list[str] = []  # the first few trace ids seen
+        self.tools: dict[str, None] = {}  # tool names, in order of first call
         self.base = 0  # the first entry's time: span times are written relative to it
         self.low = 0  # the earliest span start, relative to ``base`` (the page's time zero)
         self.last = 0
@@ -116,6 +129,9 @@ class _Page:
             if ts > self.last:
                 self.last = ts
         kind = entry.get("type")
+        trace_id = entry.get("trace_id")
+        if isinstance(trace_id, str) and trace_id not in self.trace_ids and len(self.trace_ids) < 5:
+            self.trace_ids.append(trace_id)
         if kind == fmt.SPAN_START:
             sid = _str(entry.get("span_id"))
             if sid is not None and sid not in self.open:
@@ -136,6 +152,10 @@ class _Page:
                 else:
                     record["events_left_out"] += 1
                     self.cuts.events += 1
+        elif kind == fmt.MESSAGE:
+            self.conversation.message(entry, self._rel(ts))
+        elif kind == fmt.SNAPSHOT:
+            self.conversation.snapshot(entry, self._rel(ts))
         elif kind == fmt.SESSION_START and not self.session_id:
             self.session_id = _str(entry.get("session_id")) or ""
             self.tier = _str(entry.get("tier")) or ""
@@ -194,7 +214,16 @@ class _Page:
             record["attributes"].update(self.cuts.bounded(attributes))
         content = entry.get("content")
         if isinstance(content, dict):
+            if any(isinstance(content.get(key), list) for key in _MESSAGE_LISTS):
+                self.conversation.call(sid, record["end"], content)
+                content = {
+                    key: f"{len(value)} messages (see the conversation)" if isinstance(value, list) else value
+                    for key, value in content.items()
+                }
             record["content"] = self.cuts.bounded(content)
+        tool = record["attributes"].get("gen_ai.tool.name")
+        if isinstance(tool, str) and len(self.tools) < MAX_TOOLS:
+            self.tools[tool] = None
         self.drawn_ids.add(sid)
         self._write(record)
 
@@ -223,15 +252,21 @@ class _Page:
             "lists_shortened": self.cuts.items,
             "events_left_out": self.cuts.events,
             "max_value_chars": MAX_VALUE_CHARS,
+            "trace_ids": self.trace_ids,
+            "tools": list(self.tools),
+            **self.conversation.facts(),
         }
 
 
-def write_html(path: str | os.PathLike[str], out: str | os.PathLike[str]) -> Path:
-    """Write the page of the session at ``path`` to ``out`` (a new file or one to replace).
+def _block(out: IO[str], block_id: str, body: str | None = None) -> None:
+    out.write(f'<script type="application/json" id="{block_id}">')
+    if body is not None:
+        out.write(body + "</script>\n")
 
-    The session is read once, as a stream; the page goes to a temporary file beside ``out``,
-    renamed into place at the end (bad input leaves no page).
-    """
+
+def _write_run(out: IO[str], path: str | os.PathLike[str], prefix: str, spool_dir: Path) -> dict[str, Any]:
+    """One session's blocks — ``PREFIX-spans``, ``-messages``, ``-turns``, ``-data`` — written as
+    it is read; its facts returned."""
     from otel_agent_trace.offline import formats
     from otel_agent_trace.offline.analysis import foreign
 
@@ -242,38 +277,85 @@ def write_html(path: str | os.PathLike[str], out: str | os.PathLike[str]) -> Pat
         entries = foreign.dm_entries(entries)
     elif module is formats.devduck:
         entries = foreign.devduck_entries(entries)
+    with (
+        tempfile.TemporaryFile("w+", encoding="utf-8", dir=spool_dir) as messages,
+        tempfile.TemporaryFile("w+", encoding="utf-8", dir=spool_dir) as turns,
+    ):
+        _block(out, f"{prefix}-spans")
+        out.write("[")
+        page = _Page(out, (messages, turns))
+        for entry in entries:
+            page.take(entry)
+        if not page.entries:
+            raise fmt.SessionFormatError(source, None, "no session entries")
+        facts = page.finish()
+        out.write("]</script>\n")
+        for name, spool in (("messages", messages), ("turns", turns)):
+            _block(out, f"{prefix}-{name}")
+            out.write("[")
+            spool.seek(0)
+            shutil.copyfileobj(spool, out)
+            out.write("]</script>\n")
+    name = source.name
+    for suffix in (fmt.JSONL_SUFFIX, fmt.ZIP_SUFFIX):
+        name = name.removesuffix(suffix)
+    facts.update(
+        session_id=page.session_id or name,
+        tier=page.tier or "trace",
+        complete=page.complete,
+        path=source.name,
+        format=module.NAME,
+    )
+    _block(out, f"{prefix}-data", _json_for_script(facts))
+    return facts
+
+
+def _write_page(
+    out: str | os.PathLike[str], paths: list[str | os.PathLike[str]], compare: Any = None
+) -> Path:
+    """The page of the sessions at ``paths`` (with the comparison ``compare()`` gives) to ``out``.
+
+    Each session is read once, as a stream; the page goes to a temporary file beside ``out``
+    (owner-only while written, and after when a session holds message text), renamed into place at
+    the end: bad input leaves no page.
+    """
     target = Path(out)
-    head, rest = PAGE.split(_SPANS_MARK)
-    middle, tail = rest.split(_DATA_MARK)
     temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
-        with open(temporary, "w", encoding="utf-8") as page_file:
-            page_file.write(head)
-            page_file.write("[")
-            page = _Page(page_file)
-            for entry in entries:
-                page.take(entry)
-            if not page.entries:
-                raise fmt.SessionFormatError(source, None, "no session entries")
-            facts = page.finish()
-            page_file.write("]")
-            page_file.write(middle)
-            name = source.name
-            for suffix in (fmt.JSONL_SUFFIX, fmt.ZIP_SUFFIX):
-                name = name.removesuffix(suffix)
-            facts.update(
-                session_id=page.session_id or name,
-                tier=page.tier or "trace",
-                complete=page.complete,
-                path=source.name,
-                format=module.NAME,
-            )
-            page_file.write(_json_for_script(facts))
-            page_file.write(tail)
+        with open(
+            os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8"
+        ) as page_file:
+            page_file.write(HEAD)
+            texts = False
+            for number, path in enumerate(paths):
+                facts = _write_run(page_file, path, "session" if number == 0 else "other", target.parent)
+                texts = texts or facts["full_text"]
+            if compare is not None:
+                _block(page_file, "compare-data", _json_for_script(compare()))
+            page_file.write(SCRIPT)
+        if not texts:  # no message text: as readable as any file the user writes
+            mask = os.umask(0)
+            os.umask(mask)
+            os.chmod(temporary, 0o666 & ~mask)
         os.replace(temporary, target)
     finally:
         temporary.unlink(missing_ok=True)
     return target
 
 
-__all__ = ["MAX_EVENTS", "MAX_ITEMS", "MAX_SPANS", "MAX_VALUE_CHARS", "write_html"]
+def write_html(path: str | os.PathLike[str], out: str | os.PathLike[str]) -> Path:
+    """Write the page of the session at ``path`` to ``out`` (a new file or one to replace)."""
+    return _write_page(out, [path])
+
+
+def write_compare_html(
+    base: str | os.PathLike[str], candidate: str | os.PathLike[str], out: str | os.PathLike[str]
+) -> Path:
+    """Write the page of two runs to ``out``: what ``diff`` finds, their tool calls aligned, and
+    each run's own page as a tab."""
+    from ._compare import comparison
+
+    return _write_page(out, [base, candidate], lambda: comparison(base, candidate))
+
+
+__all__ = ["MAX_EVENTS", "MAX_ITEMS", "MAX_SPANS", "MAX_VALUE_CHARS", "write_compare_html", "write_html"]

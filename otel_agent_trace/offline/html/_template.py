@@ -1,7 +1,9 @@
 # ruff: noqa: E501  (an HTML page: its lines are as long as the markup needs)
-"""The page of ``view --html``: inline CSS and script, no network; data is filled in as JSON."""
+"""The page of ``view --html`` and ``diff --html``: inline CSS and script, no network. The data
+blocks (``<script type="application/json">``) are written between :data:`HEAD` and
+:data:`SCRIPT`; the script builds the page from them with ``textContent`` only."""
 
-PAGE = r"""<!DOCTYPE html>
+HEAD = r"""<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -10,59 +12,103 @@ PAGE = r"""<!DOCTYPE html>
 <title>otel-agent-trace session</title>
 <style>
   :root { --agent: #4c78d8; --tool: #e8912d; --sys: #3aa66a; --other: #8a8f98; --error: #d9363e;
-          --row: 22px; --tree: 440px; font: 13px/1.35 system-ui, -apple-system, "Segoe UI", sans-serif; }
-  body { margin: 0; color: #1d2330; background: #fbfbfd; }
-  header { padding: 10px 16px; border-bottom: 1px solid #dde1e8; background: #fff; display: flex;
-           gap: 18px; align-items: baseline; flex-wrap: wrap; }
+          --row: 22px; --tree: 460px; --side: 460px; font: 13px/1.35 system-ui, -apple-system, "Segoe UI", sans-serif; }
+  html, body { height: 100%; }
+  body { margin: 0; color: #1d2330; background: #fbfbfd; display: flex; flex-direction: column; }
+  #app { flex: 1; min-height: 0; display: flex; flex-direction: column; }
+  .run { flex: 1; min-height: 0; display: flex; flex-direction: column; }
+  .run[hidden], .pane[hidden] { display: none; }
+  header { padding: 8px 16px; border-bottom: 1px solid #dde1e8; background: #fff; display: flex;
+           gap: 16px; align-items: baseline; flex-wrap: wrap; }
   header h1 { font-size: 15px; margin: 0; font-family: ui-monospace, monospace; }
-  header .fact { color: #5b6273; }
+  .fact { color: #5b6273; }
+  .trace { font-family: ui-monospace, monospace; font-size: 12px; color: #5b6273; }
   .legend span { display: inline-block; margin-right: 12px; }
   .legend i { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 4px; }
-  main { display: flex; height: calc(100vh - 46px); }
-  #chart { flex: 1; overflow-x: hidden; overflow-y: auto; position: relative; }
-  #axis, .row { display: grid; grid-template-columns: var(--tree) 1fr; }
-  #axis { position: sticky; top: 0; background: #fbfbfd; border-bottom: 1px solid #dde1e8; height: 22px; z-index: 2; }
-  #axis .ticks { position: relative; overflow: hidden; height: 100%; }
-  #axis .tick { position: absolute; top: 4px; font-size: 11px; color: #5b6273; border-left: 1px solid #c9ced8;
-                padding-left: 3px; height: 18px; }
+  .toolbar { display: flex; gap: 10px; align-items: center; padding: 6px 16px; background: #fff;
+             border-bottom: 1px solid #dde1e8; flex-wrap: wrap; }
+  .toolbar input[type=search] { width: 280px; padding: 3px 6px; }
+  .toolbar .count { color: #5b6273; }
+  button { font: inherit; cursor: pointer; }
+  .minimap { display: grid; grid-template-columns: var(--tree) 1fr var(--side); height: 38px; border-bottom: 1px solid #dde1e8; background: #fff; }
+  .minimap .mm-label { padding: 4px 8px; color: #5b6273; font-size: 11px; }
+  .minimap .mm-track { position: relative; cursor: crosshair; overflow: hidden; }
+  .minimap canvas { position: absolute; left: 0; top: 0; width: 100%; height: 100%; }
+  .brush { position: absolute; top: 0; bottom: 0; background: rgba(76,120,216,.15); border: 1px solid rgba(76,120,216,.6); pointer-events: none; }
+  .body { flex: 1; min-height: 0; display: flex; }
+  .chart { flex: 1; overflow-x: hidden; overflow-y: auto; position: relative; }
+  .axis, .row { display: grid; grid-template-columns: var(--tree) 1fr; }
+  .axis { position: sticky; top: 0; background: #fbfbfd; border-bottom: 1px solid #dde1e8; height: 34px; z-index: 2; }
+  .ticks { position: relative; overflow: hidden; height: 100%; }
+  .tick { position: absolute; top: 2px; font-size: 11px; color: #5b6273; border-left: 1px solid #c9ced8;
+          padding-left: 3px; height: 18px; white-space: nowrap; }
+  .snap-mark { position: absolute; top: 18px; width: 12px; height: 12px; margin-left: -6px; transform: rotate(45deg);
+               background: #8e44ad; border: 1px solid #fff; cursor: pointer; z-index: 3; }
+  .snap-mark.current { background: #e84393; }
   .row { height: var(--row); align-items: center; cursor: pointer; border-bottom: 1px solid #f0f1f4; }
   .row:hover { background: #eef2fb; }
   .row.selected { background: #dfe7fb; }
+  .row.dim { opacity: .45; }
+  .row.hit .name { background: #fff2a8; }
   .label { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; padding-right: 8px;
            font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 12px; }
+  .label .extra { color: #5b6273; margin-left: 6px; }
   .toggle { display: inline-block; width: 14px; color: #5b6273; }
-  .track { position: relative; height: 100%; }
+  .track { position: relative; height: 100%; overflow: hidden; }
   .bar { position: absolute; top: 5px; height: 12px; border-radius: 3px; min-width: 2px; }
   .bar.unfinished { background-image: repeating-linear-gradient(45deg, transparent 0 4px, rgba(255,255,255,.55) 4px 8px); }
   .bar.error { outline: 2px solid var(--error); }
+  .evtick { position: absolute; top: 3px; width: 2px; height: 16px; background: #1d2330; opacity: .7; margin-left: -1px; }
+  .evtick.exception { background: var(--error); opacity: 1; }
   .dur { position: absolute; top: 3px; font-size: 11px; color: #5b6273; white-space: nowrap; }
   .layer-agent { background: var(--agent); } .layer-tool { background: var(--tool); }
   .layer-sys { background: var(--sys); } .layer-other { background: var(--other); }
   .err { color: var(--error); font-weight: 600; }
-  #details { width: 420px; border-left: 1px solid #dde1e8; background: #fff; overflow: auto; padding: 12px 14px; }
-  #details h2 { font-size: 14px; margin: 0 0 8px; word-break: break-all; }
-  #details table { border-collapse: collapse; width: 100%; font-size: 12px; }
-  #details td { border-top: 1px solid #f0f1f4; padding: 3px 4px; vertical-align: top; word-break: break-all; }
-  #details td:first-child { color: #5b6273; width: 38%; }
-  #details pre { white-space: pre-wrap; word-break: break-all; background: #f6f7f9; padding: 6px; font-size: 12px; }
-  #details h3 { font-size: 12px; margin: 12px 0 4px; color: #5b6273; text-transform: uppercase; }
-  #errors { color: var(--error); }
+  .side { width: var(--side); flex: none; border-left: 1px solid #dde1e8; background: #fff; display: flex; flex-direction: column; min-height: 0; }
+  .tabs { display: flex; border-bottom: 1px solid #dde1e8; }
+  .tabs button { border: 0; background: none; padding: 7px 14px; border-bottom: 2px solid transparent; color: #5b6273; }
+  .tabs button.active { border-bottom-color: var(--agent); color: #1d2330; font-weight: 600; }
+  .pane { overflow: auto; padding: 10px 14px; flex: 1; min-height: 0; }
+  .pane h2 { font-size: 14px; margin: 0 0 8px; overflow-wrap: anywhere; }
+  .pane table { border-collapse: collapse; width: 100%; font-size: 12px; }
+  .pane td { border-top: 1px solid #f0f1f4; padding: 3px 4px; vertical-align: top; word-break: break-all; }
+  .pane td:first-child { color: #5b6273; width: 38%; }
+  .pane pre { white-space: pre-wrap; word-break: break-word; background: #f6f7f9; padding: 6px; font-size: 12px; margin: 4px 0; }
+  .pane h3 { font-size: 12px; margin: 12px 0 4px; color: #5b6273; text-transform: uppercase; }
+  .link { color: #2a5bd7; cursor: pointer; text-decoration: underline; background: none; border: 0; padding: 0; }
+  .snaps { display: flex; gap: 4px; flex-wrap: wrap; margin-bottom: 8px; align-items: center; }
+  .snaps button { padding: 1px 6px; border: 1px solid #c9ced8; background: #fff; border-radius: 10px; font-size: 11px; }
+  .snaps button.current { background: #8e44ad; color: #fff; border-color: #8e44ad; }
+  .msg { margin: 8px 0; padding: 7px 10px; border-radius: 10px; max-width: 88%; box-shadow: 0 1px 1px rgba(0,0,0,.06); }
+  .msg .who { font-size: 11px; color: #5b6273; margin-bottom: 3px; }
+  .msg .text { white-space: pre-wrap; word-break: break-word; }
+  .msg .digest { color: #5b6273; font-style: italic; }
+  .msg.role-user { background: #dfe9ff; margin-left: auto; }
+  .msg.role-assistant { background: #f1f2f5; }
+  .msg.role-system { background: #fff8e1; max-width: 100%; font-size: 12px; }
+  .msg.role-tool { background: #fff1e3; border-left: 3px solid var(--tool); }
+  .msg.output { outline: 2px solid #4c78d8; }
+  .call { margin-top: 5px; padding: 4px 6px; background: #fff; border: 1px solid #e2e5ec; border-radius: 6px; font-family: ui-monospace, monospace; font-size: 12px; word-break: break-all; }
+  #compare { padding: 12px 16px; overflow: auto; flex: 1; min-height: 0; }
+  #compare table { border-collapse: collapse; font-size: 12px; }
+  #compare td, #compare th { border-bottom: 1px solid #eceef2; padding: 3px 8px; text-align: left; vertical-align: top; }
+  #compare .aligned td.step { font-family: ui-monospace, monospace; cursor: pointer; min-width: 220px; }
+  #compare .aligned td.step:hover { background: #eef2fb; }
+  tr.op-insert td.b, tr.op-replace td.b { background: #e3f6e8; }
+  tr.op-delete td.a, tr.op-replace td.a { background: #fde7e8; }
+  .apptabs { display: flex; gap: 2px; background: #fff; border-bottom: 1px solid #dde1e8; padding: 0 12px; }
+  .apptabs button { border: 0; background: none; padding: 8px 14px; border-bottom: 2px solid transparent; }
+  .apptabs button.active { border-bottom-color: var(--agent); font-weight: 600; }
+  .verdict { font-weight: 600; }
+  #errors { color: var(--error); padding: 0 16px; }
 </style>
 </head>
 <body>
-<header>
-  <h1 id="title"></h1>
-  <span class="fact" id="facts"></span>
-  <span class="legend"><span><i class="layer-agent"></i>agent</span><span><i class="layer-tool"></i>tool</span><span><i class="layer-sys"></i>sys</span></span>
-  <span id="errors"></span>
-</header>
-<main>
-  <div id="chart"><div id="axis"><div></div><div class="ticks" id="ticks"></div></div><div id="rows"></div></div>
-  <aside id="details"><p class="fact">Click a span to see its details.</p></aside>
-</main>
-<script type="application/json" id="session-spans">__SPANS_JSON__</script>
-<script type="application/json" id="session-data">__DATA_JSON__</script>
-<script>
+<div id="errors"></div>
+<div id="app"></div>
+"""
+
+SCRIPT = r"""<script>
 "use strict";
 window.addEventListener("error", function (ev) {
   var box = document.getElementById("errors");
@@ -70,15 +116,13 @@ window.addEventListener("error", function (ev) {
   document.body.setAttribute("data-script-error", ev.message);
 });
 (function () {
-  var data = JSON.parse(document.getElementById("session-data").textContent);
-  data.spans = JSON.parse(document.getElementById("session-spans").textContent);
-  data.spans.forEach(function (s) {  // times from the session's first entry to the page's zero
-    s.start -= data.t0; s.end -= data.t0;
-    s.events.forEach(function (e) { e.at -= data.t0; });
-  });
-  document.title = data.session_id + " \u2014 otel-agent-trace";
   var LAYERS = { agent: 1, tool: 1, sys: 1 };
+  var MAX_TICKS = 20;  // event ticks drawn on one bar
 
+  function block(id) {
+    var node = document.getElementById(id);
+    return node ? JSON.parse(node.textContent) : null;
+  }
   function el(tag, cls, text) {
     var node = document.createElement(tag);
     if (cls) node.className = cls;
@@ -86,93 +130,19 @@ window.addEventListener("error", function (ev) {
     return node;
   }
   function fmtDur(ns) {
-    var s = ns / 1e9;
-    if (s < 0.001) return (s * 1e3).toFixed(2) + "ms";
-    if (s < 1) return (s * 1e3).toFixed(1) + "ms";
-    if (s < 60) return s.toFixed(2) + "s";
-    return Math.floor(s / 60) + "m" + String(Math.floor(s % 60)).padStart(2, "0") + "s";
+    var s = ns / 1e9, sign = s < 0 ? "-" : "";
+    s = Math.abs(s);
+    if (s < 0.001) return sign + (s * 1e3).toFixed(2) + "ms";
+    if (s < 1) return sign + (s * 1e3).toFixed(1) + "ms";
+    if (s < 60) return sign + s.toFixed(2) + "s";
+    return sign + Math.floor(s / 60) + "m" + String(Math.floor(s % 60)).padStart(2, "0") + "s";
   }
   function show(value) { return typeof value === "string" ? value : JSON.stringify(value, null, 2); }
-
-  document.getElementById("title").textContent = data.session_id;
-  var facts = data.spans_total + " spans \u00b7 " + data.entries + " entries \u00b7 " + fmtDur(data.duration_ns) +
-    " \u00b7 tier " + data.tier + (data.complete ? "" : " \u00b7 unfinished (no session.end)");
-  var leftOut = [];
-  if (data.spans_total > data.spans.length) leftOut.push("only the first " + data.spans.length + " of " + data.spans_total + " spans are drawn");
-  if (data.values_cut) leftOut.push(data.values_cut + " values cut to " + data.max_value_chars + " characters");
-  if (data.lists_shortened) leftOut.push(data.lists_shortened + " long lists or objects shortened");
-  if (data.events_left_out) leftOut.push(data.events_left_out + " span events left out");
-  document.getElementById("facts").textContent = facts;
-  if (leftOut.length) {
-    var note = el("div", "fact", "Left out of this page: " + leftOut.join("; ") +
-      ". To see everything: otel-agent-trace view --full " + data.path);
-    note.id = "left-out";
-    document.querySelector("header").appendChild(note);
+  function oneLine(value, n) {
+    var text = typeof value === "string" ? value : JSON.stringify(value);
+    if (text === undefined) return "";
+    return text.length > n ? text.slice(0, n) + "\u2026" : text;
   }
-
-  var byId = {}, roots = [];
-  data.spans.forEach(function (s) { s.children = []; byId[s.id] = s; });
-  data.spans.forEach(function (s) {
-    var parent = s.parent && byId[s.parent] && s.parent !== s.id ? byId[s.parent] : null;
-    (parent ? parent.children : roots).push(s);
-  });
-  function byStart(a, b) { return a.start - b.start; }
-  var total = Math.max(data.duration_ns, 1);
-
-  var ticks = document.getElementById("ticks");
-  for (var i = 0; i <= 4; i++) {
-    var tick = el("div", "tick", fmtDur(total * i / 4));
-    tick.style.left = (i * 24) + "%";
-    ticks.appendChild(tick);
-  }
-
-  var rows = document.getElementById("rows"), drawn = 0, selected = null, seen = {};
-  function draw(span, depth, container) {
-    if (seen[span.id]) return;  // a parent cycle in the file: each span once
-    seen[span.id] = true;
-    var row = el("div", "row");
-    row.setAttribute("data-span-id", span.id);
-    var label = el("div", "label");
-    label.style.paddingLeft = (6 + depth * 14) + "px";
-    var toggle = el("span", "toggle", span.children.length ? "\u25be" : "");
-    label.appendChild(toggle);
-    label.appendChild(el("span", null, span.name));
-    if (span.status === "ERROR") label.appendChild(el("span", "err", " ERROR"));
-    if (!span.finished) label.appendChild(el("span", "err", " UNFINISHED"));
-    label.title = span.name;
-    var track = el("div", "track");
-    var bar = el("div", "bar layer-" + (LAYERS[span.layer] ? span.layer : "other"));
-    if (span.status === "ERROR") bar.className += " error";
-    if (!span.finished) bar.className += " unfinished";
-    var left = 96 * span.start / total, width = 96 * Math.max(span.end - span.start, 0) / total;
-    bar.style.left = left + "%";
-    bar.style.width = width + "%";
-    var dur = el("div", "dur", fmtDur(span.end - span.start));
-    dur.style.left = "calc(" + (left + width) + "% + 4px)";
-    track.appendChild(bar);
-    track.appendChild(dur);
-    row.appendChild(label);
-    row.appendChild(track);
-    container.appendChild(row);
-    drawn++;
-    var kids = el("div", "children");
-    container.appendChild(kids);
-    row.addEventListener("click", function (ev) {
-      if (ev.target === toggle && span.children.length) {
-        var hidden = kids.style.display === "none";
-        kids.style.display = hidden ? "" : "none";
-        toggle.textContent = hidden ? "\u25be" : "\u25b8";
-        return;
-      }
-      if (selected) selected.classList.remove("selected");
-      selected = row;
-      row.classList.add("selected");
-      details(span);
-    });
-    span.children.sort(byStart).forEach(function (child) { draw(child, depth + 1, kids); });
-  }
-  roots.sort(byStart).forEach(function (s) { draw(s, 0, rows); });
-
   function table(obj) {
     var t = el("table");
     Object.keys(obj || {}).forEach(function (key) {
@@ -183,36 +153,632 @@ window.addEventListener("error", function (ev) {
     });
     return t;
   }
-  function details(span) {
-    var box = document.getElementById("details");
-    box.textContent = "";
-    box.appendChild(el("h2", null, span.name));
-    box.appendChild(table({
-      layer: span.layer, kind: span.kind, duration: fmtDur(span.end - span.start),
-      status: span.status + (span.status_description ? ": " + span.status_description : ""),
-      "starts at": "+" + fmtDur(span.start), span_id: span.id, parent_span_id: span.parent, entry: span.entry
-    }));
-    box.appendChild(el("h3", null, "attributes"));
-    box.appendChild(table(span.attributes));
-    if (span.content && Object.keys(span.content).length) {
-      box.appendChild(el("h3", null, "content"));
-      Object.keys(span.content).forEach(function (key) {
-        box.appendChild(el("div", "fact", key));
-        box.appendChild(el("pre", null, show(span.content[key])));
-      });
+  var MODEL_OPS = { chat: 1, text_completion: 1, generate_content: 1, embeddings: 1 };
+
+  function Run(prefix, mount) {
+    var run = this;
+    var data = block(prefix + "-data");
+    data.spans = block(prefix + "-spans");
+    var messages = block(prefix + "-messages") || [];
+    var turns = block(prefix + "-turns") || [];
+    run.data = data;
+    data.spans.forEach(function (s) {  // times from the session's first entry to the page's zero
+      s.start -= data.t0; s.end -= data.t0;
+      s.events.forEach(function (e) { e.at -= data.t0; });
+    });
+    messages.forEach(function (m) { m.at -= data.t0; });
+    turns.forEach(function (t) { t.at -= data.t0; });
+    var total = Math.max(data.duration_ns, 1), v0 = 0, v1 = total;
+
+    var byId = {}, byEntry = {}, byCall = {}, roots = [], byMessage = {};
+    data.spans.forEach(function (s) {
+      s.children = []; byId[s.id] = s;
+      if (s.entry) byEntry[s.entry] = s;
+      var a = s.attributes || {};
+      var call = a["gen_ai.tool.call.id"];
+      if (call !== undefined && call !== null && !byCall[call]) byCall[call] = s;
+    });
+    data.spans.forEach(function (s) {
+      var parent = s.parent && byId[s.parent] && s.parent !== s.id ? byId[s.parent] : null;
+      s.up = parent;
+      (parent ? parent.children : roots).push(s);
+    });
+    messages.forEach(function (m) { byMessage[m.id] = m; });
+    var turnOfSpan = {};
+    turns.forEach(function (t, i) { t.index = i; if (t.kind === "call" && t.span) turnOfSpan[t.span] = t; });
+    var snapshots = turns.filter(function (t) { return t.kind === "snapshot"; });
+
+    // --- the frame ---------------------------------------------------------------------------
+    var section = el("section", "run");
+    section.setAttribute("data-run", prefix);
+    mount.appendChild(section);
+    var header = el("header");
+    var title = el("h1", null, data.session_id);
+    if (prefix === "session") title.id = "title";
+    header.appendChild(title);
+    var trace = el("span", "trace", data.trace_ids.length ? "trace " + data.trace_ids.join(", ") : "no trace id");
+    trace.setAttribute("data-trace-id", data.trace_ids[0] || "");
+    header.appendChild(trace);
+    var facts = data.spans_total + " spans \u00b7 " + data.entries + " entries \u00b7 " + fmtDur(data.duration_ns) +
+      " \u00b7 tier " + data.tier + " \u00b7 " + data.messages + " messages \u00b7 " + snapshots.length + " snapshots" +
+      (data.complete ? "" : " \u00b7 unfinished (no session.end)");
+    var factsNode = el("span", "fact", facts);
+    if (prefix === "session") factsNode.id = "facts";
+    header.appendChild(factsNode);
+    var legend = el("span", "legend");
+    ["agent", "tool", "sys"].forEach(function (layer) {
+      var item = el("span");
+      item.appendChild(el("i", "layer-" + layer));
+      item.appendChild(document.createTextNode(layer));
+      legend.appendChild(item);
+    });
+    header.appendChild(legend);
+    var leftOut = [];
+    if (data.spans_total > data.spans.length) leftOut.push("only the first " + data.spans.length + " of " + data.spans_total + " spans are drawn");
+    if (data.values_cut) leftOut.push(data.values_cut + " values cut to " + data.max_value_chars + " characters");
+    if (data.lists_shortened) leftOut.push(data.lists_shortened + " long lists or objects shortened");
+    if (data.events_left_out) leftOut.push(data.events_left_out + " span events left out");
+    if (data.messages_left_out) leftOut.push(data.messages_left_out + " messages left out");
+    if (data.message_texts_cut) leftOut.push(data.message_texts_cut + " message texts cut");
+    if (data.turns_left_out) leftOut.push(data.turns_left_out + " model calls or snapshots left out of the conversation");
+    if (leftOut.length) {
+      var note = el("div", "fact", "Left out of this page: " + leftOut.join("; ") +
+        ". To see everything: otel-agent-trace view --full " + data.path);
+      note.id = prefix === "session" ? "left-out" : prefix + "-left-out";
+      header.appendChild(note);
     }
-    if (span.events.length) {
-      box.appendChild(el("h3", null, "events"));
-      span.events.forEach(function (e) {
-        box.appendChild(el("div", null, "+" + fmtDur(e.at) + "  " + e.name));
-        box.appendChild(table(e.attributes));
-      });
-      if (span.events_left_out) box.appendChild(el("div", "fact", "\u2026 and " + span.events_left_out + " more events"));
+    section.appendChild(header);
+
+    var toolbar = el("div", "toolbar");
+    var search = el("input");
+    search.type = "search"; search.className = "search"; search.placeholder = "search names, tools, attributes";
+    var layerSel = el("select", "layer-filter");
+    [["", "every layer"], ["agent", "agent"], ["tool", "tool"], ["sys", "sys"]].forEach(function (o) {
+      var opt = el("option", null, o[1]); opt.value = o[0]; layerSel.appendChild(opt);
+    });
+    var toolSel = el("select", "tool-filter");
+    var anyTool = el("option", null, "every tool"); anyTool.value = ""; toolSel.appendChild(anyTool);
+    data.tools.forEach(function (t) { var opt = el("option", null, t); opt.value = t; toolSel.appendChild(opt); });
+    var errLabel = el("label");
+    var errBox = el("input"); errBox.type = "checkbox"; errBox.className = "errors-only";
+    errLabel.appendChild(errBox); errLabel.appendChild(document.createTextNode(" errors only"));
+    var count = el("span", "count");
+    var reset = el("button", "zoom-reset", "whole run");
+    reset.title = "zoom out to the whole run (drag on the overview to zoom in)";
+    [search, layerSel, toolSel, errLabel, reset, count].forEach(function (n) { toolbar.appendChild(n); });
+    section.appendChild(toolbar);
+
+    var minimap = el("div", "minimap");
+    minimap.appendChild(el("div", "mm-label", "overview: drag to zoom to a time range"));
+    var mmTrack = el("div", "mm-track");
+    var canvas = el("canvas");
+    var brush = el("div", "brush");
+    mmTrack.appendChild(canvas); mmTrack.appendChild(brush);
+    minimap.appendChild(mmTrack);
+    section.appendChild(minimap);
+
+    var body = el("div", "body");
+    var chart = el("div", "chart");
+    var axis = el("div", "axis");
+    var axisLabel = el("div", "fact");
+    axisLabel.style.padding = "4px 8px"; axisLabel.style.fontSize = "11px";
+    axis.appendChild(axisLabel);
+    var ticks = el("div", "ticks");
+    axis.appendChild(ticks);
+    chart.appendChild(axis);
+    var rows = el("div", "rows");
+    chart.appendChild(rows);
+    body.appendChild(chart);
+    var side = el("aside", "side");
+    var tabs = el("div", "tabs");
+    var detailsTab = el("button", "active", "Span"), convTab = el("button", null, "Conversation");
+    detailsTab.setAttribute("data-tab", "details"); convTab.setAttribute("data-tab", "conversation");
+    tabs.appendChild(detailsTab); tabs.appendChild(convTab);
+    side.appendChild(tabs);
+    var details = el("div", "pane details");
+    if (prefix === "session") details.id = "details";
+    details.appendChild(el("p", "fact", "Click a span to see its details."));
+    var conv = el("div", "pane conversation");
+    conv.hidden = true;
+    side.appendChild(details); side.appendChild(conv);
+    body.appendChild(side);
+    section.appendChild(body);
+
+    function tab(name) {
+      details.hidden = name !== "details"; conv.hidden = name !== "conversation";
+      detailsTab.className = name === "details" ? "active" : ""; convTab.className = name === "conversation" ? "active" : "";
+      run.tab = name;
     }
+    run.tab = "details";
+    detailsTab.addEventListener("click", function () { tab("details"); });
+    convTab.addEventListener("click", function () { tab("conversation"); });
+
+    // --- rows --------------------------------------------------------------------------------
+    function pos(t) { return 96 * (t - v0) / Math.max(v1 - v0, 1); }
+    function extra(span) {
+      var a = span.attributes || {}, bits = [];
+      var tin = a["gen_ai.usage.input_tokens"], tout = a["gen_ai.usage.output_tokens"];
+      if (tin !== undefined || tout !== undefined) bits.push((tin === undefined ? "?" : tin) + "\u2192" + (tout === undefined ? "?" : tout) + " tok");
+      var asked = a["agent_trace.tool_calls.names"];
+      if (Array.isArray(asked) && asked.length) bits.push("asks " + asked.join(","));
+      var tool = a["gen_ai.tool.name"];
+      if (typeof tool === "string" && span.name.indexOf(tool) < 0) bits.push("tool " + tool);
+      return bits.join(" \u00b7 ");
+    }
+    function isModel(span) { return MODEL_OPS[(span.attributes || {})["gen_ai.operation.name"]] === 1 || !!turnOfSpan[span.id]; }
+    function failed(span) {
+      return span.status === "ERROR" || span.events.some(function (e) { return e.name === "exception"; });
+    }
+
+    var drawn = 0, selected = null, seen = {};
+    function draw(span, depth, container) {
+      if (seen[span.id]) return;  // a parent cycle in the file: each span once
+      seen[span.id] = true;
+      var row = el("div", "row");
+      row.setAttribute("data-span-id", span.id);
+      var label = el("div", "label");
+      label.style.paddingLeft = (6 + depth * 14) + "px";
+      var toggle = el("span", "toggle", span.children.length ? "\u25be" : "");
+      label.appendChild(toggle);
+      label.appendChild(el("span", "name", span.name));
+      if (span.status === "ERROR") label.appendChild(el("span", "err", " ERROR"));
+      if (!span.finished) label.appendChild(el("span", "err", " UNFINISHED"));
+      var more = extra(span);
+      if (more) label.appendChild(el("span", "extra", more));
+      label.title = span.name + (more ? " \u00b7 " + more : "");
+      var track = el("div", "track");
+      var bar = el("div", "bar layer-" + (LAYERS[span.layer] ? span.layer : "other"));
+      if (span.status === "ERROR") bar.className += " error";
+      if (!span.finished) bar.className += " unfinished";
+      track.appendChild(bar);
+      var marks = [];
+      span.events.slice(0, MAX_TICKS).forEach(function (e) {
+        var mark = el("div", "evtick" + (e.name === "exception" ? " exception" : ""));
+        mark.title = e.name + " +" + fmtDur(e.at);
+        mark.setAttribute("data-event", String(e.name));
+        track.appendChild(mark);
+        marks.push([mark, e.at]);
+      });
+      var dur = el("div", "dur", fmtDur(span.end - span.start));
+      track.appendChild(dur);
+      row.appendChild(label);
+      row.appendChild(track);
+      container.appendChild(row);
+      span.row = row; span.bar = bar; span.durNode = dur; span.marks = marks;
+      drawn++;
+      var kids = el("div", "children");
+      span.kids = kids; span.toggle = toggle;
+      container.appendChild(kids);
+      row.addEventListener("click", function (ev) {
+        if (ev.target === toggle && span.children.length) {
+          fold(span, kids.style.display !== "none");
+          return;
+        }
+        select(span);
+      });
+      bar.addEventListener("dblclick", function () { zoom(span.start, Math.max(span.end, span.start + 1)); });
+      span.children.sort(byStart).forEach(function (child) { draw(child, depth + 1, kids); });
+    }
+    function fold(span, folded) {
+      span.kids.style.display = folded ? "none" : "";
+      span.toggle.textContent = folded ? "\u25b8" : "\u25be";
+    }
+    function byStart(a, b) { return a.start - b.start; }
+    roots.sort(byStart).forEach(function (s) { draw(s, 0, rows); });
+    run.drawn = drawn;
+    section.setAttribute("data-rendered-spans", String(drawn));
+
+    function place() {
+      data.spans.forEach(function (span) {
+        if (!span.bar) return;
+        var left = pos(span.start), width = Math.max(pos(span.end) - left, 0);
+        span.bar.style.left = left + "%";
+        span.bar.style.width = width + "%";
+        span.durNode.style.left = "calc(" + (left + width) + "% + 4px)";
+        span.marks.forEach(function (m) { m[0].style.left = pos(m[1]) + "%"; });
+      });
+      ticks.textContent = "";
+      for (var i = 0; i <= 4; i++) {
+        var tick = el("div", "tick", fmtDur(v0 + (v1 - v0) * i / 4));
+        tick.style.left = (i * 24) + "%";
+        ticks.appendChild(tick);
+      }
+      snapshots.forEach(function (t) {
+        var mark = el("div", "snap-mark");
+        mark.style.left = pos(t.at) + "%";
+        mark.title = "snapshot #" + t.snapshot_id + (t.description ? " \u2014 " + t.description : "") + " (" + t.count + " messages): click for the conversation as it stood here";
+        mark.setAttribute("data-snapshot", String(t.snapshot_id));
+        if (run.snapshot === t) mark.className += " current";
+        mark.addEventListener("click", function (ev) { ev.stopPropagation(); showSnapshot(t); });
+        ticks.appendChild(mark);
+      });
+      axisLabel.textContent = v0 > 0 || v1 < total ? "zoomed: +" + fmtDur(v0) + " \u2026 +" + fmtDur(v1) : "whole run";
+      section.setAttribute("data-zoom", v0 + "-" + v1);
+      var w = 0.96 * (mmTrack.clientWidth || 1);
+      brush.style.left = (w * v0 / total) + "px";
+      brush.style.width = Math.max(w * (v1 - v0) / total, 2) + "px";
+    }
+    function zoom(a, b) {
+      v0 = Math.max(0, Math.min(a, b)); v1 = Math.min(total, Math.max(a, b));
+      if (v1 - v0 < 1) { v0 = 0; v1 = total; }
+      place();
+    }
+    run.zoom = zoom;
+    reset.addEventListener("click", function () { zoom(0, total); });
+
+    function paintMinimap() {
+      var w = mmTrack.clientWidth, h = mmTrack.clientHeight;
+      if (!w || !h) return;
+      canvas.width = w; canvas.height = h;
+      var ctx = canvas.getContext("2d");
+      var order = [];
+      (function walk(list) { list.forEach(function (s) { if (s.row) { order.push(s); walk(s.children); } }); })(roots);
+      var n = Math.max(order.length, 1);
+      function x(t) { return 0.96 * w * t / total; }
+      var colours = { agent: "#4c78d8", tool: "#e8912d", sys: "#3aa66a" };
+      order.forEach(function (s, i) {
+        ctx.fillStyle = s.status === "ERROR" ? "#d9363e" : colours[s.layer] || "#8a8f98";
+        var y = Math.floor(h * i / n);
+        ctx.fillRect(Math.floor(x(s.start)), y, Math.max(1, x(s.end) - x(s.start)), Math.max(1, Math.floor(h / n)));
+      });
+      ctx.fillStyle = "#8e44ad";
+      snapshots.forEach(function (t) { ctx.fillRect(Math.floor(x(t.at)), 0, 1, h); });
+    }
+    run.paint = function () { paintMinimap(); place(); };
+    var dragFrom = null;
+    function timeAt(ev) {
+      var r = mmTrack.getBoundingClientRect();
+      return total * Math.min(Math.max((ev.clientX - r.left) / Math.max(0.96 * r.width, 1), 0), 1);
+    }
+    mmTrack.addEventListener("mousedown", function (ev) { dragFrom = timeAt(ev); ev.preventDefault(); });
+    window.addEventListener("mousemove", function (ev) {
+      if (dragFrom === null) return;
+      var t = timeAt(ev), w = 0.96 * mmTrack.clientWidth;
+      brush.style.left = (w * Math.min(dragFrom, t) / total) + "px";
+      brush.style.width = Math.max(w * Math.abs(t - dragFrom) / total, 2) + "px";
+    });
+    window.addEventListener("mouseup", function (ev) {
+      if (dragFrom === null) return;
+      var t = timeAt(ev), from = dragFrom;
+      dragFrom = null;
+      if (Math.abs(t - from) < total / 500) { place(); return; }
+      zoom(from, t);
+    });
+
+    // --- search and filters ------------------------------------------------------------------
+    function haystack(span) {
+      if (span.hay === undefined) {
+        var a = span.attributes || {};
+        span.hay = (span.name + " " + span.layer + " " + (span.status_description || "") + " " +
+          JSON.stringify(a).slice(0, 4000) + " " + span.events.map(function (e) { return e.name; }).join(" ")).toLowerCase();
+      }
+      return span.hay;
+    }
+    function applyFilter() {
+      var q = search.value.trim().toLowerCase(), layer = layerSel.value, tool = toolSel.value, errs = errBox.checked;
+      var active = !!(q || layer || tool || errs), matched = 0;
+      data.spans.forEach(function (s) { s.shown = !active; s.match = false; });
+      if (active) {
+        data.spans.forEach(function (s) {
+          var ok = (!q || haystack(s).indexOf(q) >= 0) && (!layer || s.layer === layer) &&
+            (!tool || (s.attributes || {})["gen_ai.tool.name"] === tool) && (!errs || failed(s));
+          if (!ok) return;
+          s.match = true; matched++;
+          for (var p = s; p && !p.shown; p = p.up) p.shown = true;
+        });
+      }
+      data.spans.forEach(function (s) {
+        if (!s.row) return;
+        s.row.style.display = s.shown ? "" : "none";
+        s.row.classList.toggle("dim", active && !s.match);
+        s.row.classList.toggle("hit", active && s.match);
+      });
+      count.textContent = active ? matched + " of " + data.spans.length + " spans match" : data.spans.length + " spans";
+      section.setAttribute("data-matches", active ? String(matched) : "");
+    }
+    [search, layerSel, toolSel, errBox].forEach(function (n) {
+      n.addEventListener("input", applyFilter);
+      n.addEventListener("change", applyFilter);
+    });
+    search.addEventListener("keydown", function (ev) {
+      if (ev.key !== "Enter") return;  // Enter: the next match
+      var hits = data.spans.filter(function (s) { return s.match && s.row; });
+      if (!hits.length) return;
+      var at = hits.indexOf(selected), next = hits[(at + 1) % hits.length];
+      select(next);
+    });
+    applyFilter();
+
+    // --- details -----------------------------------------------------------------------------
+    function spanLink(span, text) {
+      var a = el("button", "link", text || span.name);
+      a.setAttribute("data-goto-span", span.id);
+      a.addEventListener("click", function (ev) { ev.stopPropagation(); select(span, true); });
+      return a;
+    }
+    function showDetails(span) {
+      details.textContent = "";
+      details.appendChild(el("h2", null, span.name));
+      var zoomTo = el("button", "link", "zoom to this span");
+      zoomTo.addEventListener("click", function () { zoom(span.start, Math.max(span.end, span.start + 1)); });
+      details.appendChild(zoomTo);
+      details.appendChild(table({
+        layer: span.layer, kind: span.kind, duration: fmtDur(span.end - span.start),
+        status: span.status + (span.status_description ? ": " + span.status_description : ""),
+        "starts at": "+" + fmtDur(span.start), span_id: span.id, parent_span_id: span.parent, entry: span.entry
+      }));
+      var a = span.attributes || {}, c = span.content || {};
+      if (a["gen_ai.tool.name"] !== undefined || c.tool_arguments !== undefined || c.tool_result !== undefined) {
+        details.appendChild(el("h3", null, "tool call"));
+        if (c.tool_arguments !== undefined) { details.appendChild(el("div", "fact", "arguments")); details.appendChild(el("pre", "tool-arguments", show(c.tool_arguments))); }
+        if (c.tool_result !== undefined) { details.appendChild(el("div", "fact", "result")); details.appendChild(el("pre", "tool-result", show(c.tool_result))); }
+      }
+      if (turnOfSpan[span.id]) {
+        var see = el("button", "link", "its messages, as chat \u2192");
+        see.addEventListener("click", function () { tab("conversation"); });
+        details.appendChild(see);
+      }
+      details.appendChild(el("h3", null, "attributes"));
+      details.appendChild(table(a));
+      var keys = Object.keys(c).filter(function (k) { return k !== "tool_arguments" && k !== "tool_result"; });
+      if (keys.length) {
+        details.appendChild(el("h3", null, "content"));
+        keys.forEach(function (key) {
+          details.appendChild(el("div", "fact", key));
+          details.appendChild(el("pre", null, show(c[key])));
+        });
+      }
+      if (span.events.length) {
+        details.appendChild(el("h3", null, "events"));
+        span.events.forEach(function (e) {
+          details.appendChild(el("div", null, "+" + fmtDur(e.at) + "  " + e.name));
+          details.appendChild(table(e.attributes));
+        });
+        if (span.events_left_out) details.appendChild(el("div", "fact", "\u2026 and " + span.events_left_out + " more events"));
+      }
+    }
+
+    // --- the conversation --------------------------------------------------------------------
+    var memo = {};
+    function turnIds(t) {  // a turn's message ids: the turn before it, cut to ``keep``, then ``add``
+      if (memo.index === t.index) return memo.ids;
+      var chain = [], i = t.index;
+      while (i >= 0) { chain.push(turns[i]); if (turns[i].keep === 0) break; i--; }
+      var ids = [];
+      for (var k = chain.length - 1; k >= 0; k--) ids = ids.slice(0, chain[k].keep).concat(chain[k].add);
+      memo = { index: t.index, ids: ids };
+      return ids;
+    }
+    function turnAt(time) {  // the last turn at or before ``time``
+      var found = null;
+      for (var i = 0; i < turns.length && turns[i].at <= time; i++) found = turns[i];
+      return found;
+    }
+    function bubble(id, output) {
+      var m = byMessage[id];
+      var box = el("div", "msg role-" + (m ? String(m.role).replace(/[^a-z]/g, "") : "unknown") + (output ? " output" : ""));
+      box.setAttribute("data-message-id", id);
+      if (!m) {
+        box.appendChild(el("div", "who", "message " + id));
+        box.appendChild(el("div", "digest", "not in this file (the run was cut off, or the page left it out)"));
+        return box;
+      }
+      var who = el("div", "who", m.role + (m.name ? " " + m.name : "") + " \u00b7 +" + fmtDur(m.at) + (output ? " \u00b7 this call's output " : " "));
+      var own = (m.span && byId[m.span]) || (m.parent && byEntry[m.parent]) || null;
+      if (own) who.appendChild(spanLink(own, "span \u203a"));
+      box.appendChild(who);
+      if (m.text !== null && m.text !== undefined && m.text !== "") box.appendChild(el("div", "text", m.text));
+      else if (m.chars) box.appendChild(el("div", "digest", m.chars + " characters, sha256 " + String(m.sha256 || "?").slice(0, 12) + "\u2026 (the text is in the checkpoint file)"));
+      (m.tool_calls || []).forEach(function (call) {
+        if (!call || typeof call !== "object") return;
+        var line = el("div", "call");
+        line.setAttribute("data-call-id", String(call.id));
+        line.appendChild(document.createTextNode("\u2192 " + call.name + "(" + oneLine(call.arguments, 300) + ") "));
+        var span = byCall[call.id];
+        if (span) line.appendChild(spanLink(span, "span \u203a"));
+        box.appendChild(line);
+      });
+      if (m.tool_call_id !== null && m.tool_call_id !== undefined) {
+        var answered = byCall[m.tool_call_id];
+        var note = el("div", "call", "\u2190 result of " + (answered ? answered.name : "call") + " " + m.tool_call_id + " ");
+        if (answered) note.appendChild(spanLink(answered, "span \u203a"));
+        box.appendChild(note);
+      }
+      return box;
+    }
+    function snapButtons() {
+      if (!snapshots.length) return null;
+      var bar = el("div", "snaps");
+      bar.appendChild(el("span", "fact", "snapshots:"));
+      snapshots.forEach(function (t) {
+        var b = el("button", run.snapshot === t ? "current" : null, "#" + t.snapshot_id);
+        b.title = (t.description || "snapshot") + " \u00b7 +" + fmtDur(t.at) + " \u00b7 " + t.count + " messages";
+        b.setAttribute("data-snapshot", String(t.snapshot_id));
+        b.addEventListener("click", function () { showSnapshot(t); });
+        bar.appendChild(b);
+      });
+      return bar;
+    }
+    function renderConversation(heading, ids, outputs, link) {
+      conv.textContent = "";
+      var buttons = snapButtons();
+      if (buttons) conv.appendChild(buttons);
+      var h = el("h2", "conv-title", heading);
+      conv.appendChild(h);
+      if (link) conv.appendChild(link);
+      if (!data.full_text && data.messages) conv.appendChild(el("div", "fact", "A shareable file: messages show their length and SHA-256; the checkpoint file of this session has their text."));
+      if (!ids.length) conv.appendChild(el("p", "fact", "No messages yet at this point of the run."));
+      var list = el("div", "bubbles");
+      ids.forEach(function (id, i) { list.appendChild(bubble(id, i >= ids.length - outputs)); });
+      conv.appendChild(list);
+      conv.setAttribute("data-messages-shown", String(ids.length));
+    }
+    function conversationFor(span) {
+      run.snapshot = null;
+      var own = turnOfSpan[span.id];
+      if (own) {
+        renderConversation("Model call " + span.name + ": " + (own.count - own.outputs) + " messages in, " + own.outputs + " out", turnIds(own), own.outputs, null);
+        return;
+      }
+      var t = turnAt(span.start);
+      if (turns.length) {
+        var ids = t ? turnIds(t) : [];
+        var what = !t ? "" : t.kind === "snapshot" ? " (snapshot #" + t.snapshot_id + ")" : byId[t.span] ? " (after " + byId[t.span].name + ")" : "";
+        renderConversation("The conversation as it stood at +" + fmtDur(span.start) + what, ids, 0, t && t.kind === "call" && byId[t.span] ? spanLink(byId[t.span], "the model call") : null);
+      } else {  // no model call lists its messages (DevDuck, DM): the messages so far
+        var so = messages.filter(function (m) { return m.at <= span.end; }).map(function (m) { return m.id; });
+        renderConversation("The messages up to +" + fmtDur(span.end), so, 0, null);
+      }
+    }
+    function showSnapshot(t) {
+      run.snapshot = t;
+      var owner = (t.span && byId[t.span]) || (t.parent && byEntry[t.parent]) || null;
+      renderConversation("Snapshot #" + t.snapshot_id + (t.description ? " \u2014 " + t.description : "") + ": the conversation as it stood at +" + fmtDur(t.at),
+        turnIds(t), 0, owner ? spanLink(owner, "its span: " + owner.name) : null);
+      conv.setAttribute("data-snapshot", String(t.snapshot_id));
+      tab("conversation");
+      place();
+    }
+    run.showSnapshot = function (id) {
+      var t = snapshots.filter(function (s) { return String(s.snapshot_id) === String(id); })[0];
+      if (t) showSnapshot(t);
+    };
+
+    function select(span, reveal) {
+      if (!span || !span.row) return;
+      for (var p = span.up; p; p = p.up) if (p.kids && p.kids.style.display === "none") fold(p, false);
+      if (span.row.style.display === "none") span.row.style.display = "";
+      if (selected && selected.row) selected.row.classList.remove("selected");
+      selected = span;
+      span.row.classList.add("selected");
+      showDetails(span);
+      conv.removeAttribute("data-snapshot");
+      conversationFor(span);
+      section.setAttribute("data-selected", span.id);
+      if (reveal && span.row.scrollIntoView) span.row.scrollIntoView({ block: "nearest" });
+      if (v0 > span.end || v1 < span.start) zoom(0, total);
+    }
+    run.select = select;
+    run.selectEntry = function (entry) { var s = byEntry[entry]; if (s) select(s, true); return !!s; };
+    run.section = section;
+
+    place();
+    var first = data.spans.length ? rows.querySelector(".row") : null;
+    if (first) first.click();  // the first span's details, so the page never opens empty
+    else renderConversation("The conversation", [], 0, null);
   }
-  var first = rows.querySelector(".row");
-  if (first) first.click();  // the first span's details, so the page never opens empty
-  document.body.setAttribute("data-rendered-spans", String(drawn));
+
+  // --- one run, or two compared ----------------------------------------------------------------
+  var app = document.getElementById("app");
+  var compare = block("compare-data");
+  var runs = [];
+  if (!compare) {
+    var single = new Run("session", app);
+    runs.push(single);
+    document.title = single.data.session_id + " \u2014 otel-agent-trace";
+    document.body.setAttribute("data-rendered-spans", String(single.drawn));
+    single.paint();
+    window.addEventListener("resize", single.paint);
+    return;
+  }
+  var appTabs = el("nav", "apptabs");
+  document.body.insertBefore(appTabs, app);
+  var pane = el("div", "compare-pane");
+  pane.id = "compare";
+  app.appendChild(pane);
+  var runA = new Run("session", app), runB = new Run("other", app);
+  runs.push(runA, runB);
+  document.title = "diff " + runA.data.session_id + " \u2192 " + runB.data.session_id + " \u2014 otel-agent-trace";
+  document.body.setAttribute("data-rendered-spans", String(runA.drawn + runB.drawn));
+  var views = [["compare", "Compare", pane], ["a", "A: " + runA.data.session_id, runA.section], ["b", "B: " + runB.data.session_id, runB.section]];
+  function view(name) {
+    views.forEach(function (v) {
+      v[2].hidden = v[0] !== name;
+      v[3].className = v[0] === name ? "active" : "";
+    });
+    if (name === "a") runA.paint();
+    if (name === "b") runB.paint();
+    document.body.setAttribute("data-view", name);
+  }
+  views.forEach(function (v) {
+    var b = el("button", null, v[1]);
+    b.setAttribute("data-view", v[0]);
+    b.addEventListener("click", function () { view(v[0]); });
+    appTabs.appendChild(b);
+    v.push(b);
+  });
+
+  pane.appendChild(el("h2", "verdict", compare.different ? "The runs differ" : "The runs do the same thing"));
+  var st = compare.status;
+  pane.appendChild(el("p", null, "status " + st.base + " \u2192 " + st.candidate + (compare.status_changed ? " (changed)" : "") +
+    "; health " + compare.health.base + " \u2192 " + compare.health.candidate +
+    "; final answer " + (compare.final_answer_changed ? "changed" : "the same")));
+  function answer(a) {
+    if (!a) return "none";
+    if (a.text !== null && a.text !== undefined) return oneLine(a.text, 400);
+    return "<" + a.chars + " chars, sha256 " + String(a.sha256).slice(0, 12) + "\u2026>";
+  }
+  if (compare.final_answer_changed) {
+    pane.appendChild(el("div", "fact", "A: " + answer(compare.final_answer.base)));
+    pane.appendChild(el("div", "fact", "B: " + answer(compare.final_answer.candidate)));
+  }
+  var metrics = el("table", "metrics");
+  var head = el("tr");
+  ["", "A", "B", "\u0394"].forEach(function (h) { head.appendChild(el("th", null, h)); });
+  metrics.appendChild(head);
+  Object.keys(compare.metrics).forEach(function (name) {
+    var m = compare.metrics[name], tr = el("tr");
+    tr.setAttribute("data-metric", name);
+    [name, m.base, m.candidate, (m.delta > 0 ? "+" : "") + m.delta].forEach(function (v) { tr.appendChild(el("td", null, v)); });
+    metrics.appendChild(tr);
+  });
+  pane.appendChild(el("h3", null, "metrics"));
+  pane.appendChild(metrics);
+  var seq = compare.action_sequence;
+  pane.appendChild(el("h3", null, "tool calls, aligned"));
+  pane.appendChild(el("p", "fact", seq.base_length + " \u2192 " + seq.candidate_length + " tool calls; " + seq.common +
+    " in common (common prefix " + seq.common_prefix + "); " + seq.change_count + " changes" +
+    (seq.exact_lcs ? "" : " (long sequences: approximate alignment)") + ". Click a call to see its span."));
+  var aligned = el("table", "aligned");
+  var ah = el("tr");
+  ["#", "A: " + runA.data.session_id, "", "B: " + runB.data.session_id].forEach(function (h) { ah.appendChild(el("th", null, h)); });
+  aligned.appendChild(ah);
+  var OPS = { equal: "=", replace: "\u2260", delete: "\u2212", insert: "+" };
+  function stepCell(step, which, runOf) {
+    var td = el("td", "step " + which);
+    if (!step) return td;
+    td.textContent = step.tool + (step.duration_s !== null && step.duration_s !== undefined ? "  " + fmtDur(step.duration_s * 1e9) : "") + (step.error ? "  ERROR " + step.error : "");
+    if (step.entry) {
+      td.setAttribute("data-entry", step.entry);
+      td.title = "show this call's span in run " + which.toUpperCase();
+      td.addEventListener("click", function () { view(which); runOf.selectEntry(step.entry); });
+    }
+    return td;
+  }
+  compare.aligned.forEach(function (row, i) {
+    var tr = el("tr", "op-" + row.op);
+    tr.setAttribute("data-op", row.op);
+    tr.appendChild(el("td", "fact", i + 1));
+    tr.appendChild(stepCell(row.a, "a", runA));
+    tr.appendChild(el("td", "op", OPS[row.op] || row.op));
+    tr.appendChild(stepCell(row.b, "b", runB));
+    aligned.appendChild(tr);
+  });
+  pane.appendChild(aligned);
+  if (compare.aligned_rows > compare.aligned.length) pane.appendChild(el("p", "fact", "\u2026 and " + (compare.aligned_rows - compare.aligned.length) + " more rows (otel-agent-trace diff --json has every change)"));
+  var usage = compare.tool_usage.delta;
+  if (Object.keys(usage).length) {
+    pane.appendChild(el("h3", null, "tool usage"));
+    var ut = el("table", "usage");
+    Object.keys(usage).forEach(function (tool) {
+      var u = usage[tool], tr = el("tr");
+      [tool, u.base, u.candidate, (u.delta > 0 ? "+" : "") + u.delta].forEach(function (v) { tr.appendChild(el("td", null, v)); });
+      ut.appendChild(tr);
+    });
+    pane.appendChild(ut);
+  }
+  view("compare");
+  window.addEventListener("resize", function () { runs.forEach(function (r) { if (!r.section.hidden) r.paint(); }); });
 })();
 </script>
 </body>
