@@ -321,6 +321,7 @@ class _Filter:
 # Entries that belong to a span and name it (``span_id``) beside their parent entry.
 _OF_A_SPAN = frozenset({fmt.MESSAGE, fmt.SNAPSHOT})
 WAITING = 10_000  # entries held back for a span not seen yet, at most
+NAMES_KEPT = 10_000  # names of spans printed open, kept for their closing line at most
 
 
 def _text_id(entry: dict[str, Any]) -> str:
@@ -331,13 +332,12 @@ def _text_id(entry: dict[str, Any]) -> str:
 class _Pending:
     """A span whose line waits for its end entry."""
 
-    __slots__ = ("end", "level", "printed", "start", "unfinished")
+    __slots__ = ("end", "level", "start", "unfinished")
 
     def __init__(self, start: dict[str, Any], level: int):
         self.start = start
         self.level = level
         self.end: dict[str, Any] | None = None
-        self.printed = False
         self.unfinished = False
 
 
@@ -354,7 +354,12 @@ class TreePrinter:
         # in self.open); the oldest are forgotten past SPANS_REMEMBERED, so memory stays bounded
         self.span_levels: OrderedDict[str, int] = OrderedDict()
         self.span_names: dict[str, str] = {}
-        self.open: dict[str, _Pending] = {}
+        # span id -> a started span: its _Pending while its line waits in the queue; once printed
+        # open, only its entry id (its level is in self.levels; its name, for the closing line,
+        # in self.open_names while there are few): a crashed run may leave a million open
+        self.open: dict[str, _Pending | str] = {}
+        self.open_names: dict[str, str] = {}
+        self.open_hidden: set[str] = set()  # entry ids of spans printed open that the filter hides
         self.queue: deque[_Pending | tuple[str, int, dict[str, Any]]] = deque()
         self.count = 0
         # span id -> entries that name a span not seen yet (a model call's messages and snapshot,
@@ -386,8 +391,8 @@ class TreePrinter:
             meta = entry.get("metadata")
             parent_span = meta.get("parent_span_id") if isinstance(meta, dict) else None
             if kind == fmt.SESSION_JOIN and isinstance(parent_span, str):
-                parent = self.open.get(parent_span)
-                level = (parent.level if parent is not None else self.span_levels.get(parent_span, -1)) + 1
+                parent = self._open_level(parent_span)
+                level = (parent if parent is not None else self.span_levels.get(parent_span, -1)) + 1
             if eid:
                 self.levels[eid] = level
             self.queue.append((eid, level, entry))
@@ -400,12 +405,16 @@ class TreePrinter:
             self._release(span_id, level + 1)
         elif kind == fmt.SPAN_END and span_id in self.open:
             pending = self.open.pop(span_id)
-            self._remember(span_id, pending.level)
-            self.levels.pop(str(pending.start.get("id")), None)
-            if pending.printed:  # printed open: close it with a line of its own
-                self.queue.append(("", pending.level, {"$closing": pending, **entry}))
-            else:
+            if isinstance(pending, _Pending):
+                self._remember(span_id, pending.level)
+                self.levels.pop(_text_id(pending.start), None)
                 pending.end = entry
+            else:  # printed open: close it with a line of its own
+                level = self.levels.pop(pending, 0)
+                self._remember(span_id, level)
+                self.open_names.pop(pending, None)
+                self.open_hidden.discard(pending)
+                self.queue.append(("", level, {"$closing": pending, **entry}))
         elif kind == fmt.SPAN_END:  # a span with no start entry: its end says it all
             level = self._level(entry)
             if span_id:
@@ -419,6 +428,13 @@ class TreePrinter:
         else:
             self.queue.append((eid, self._level(entry), entry))
         self.flush(LOOKAHEAD)
+
+    def _open_level(self, span_id: str) -> int | None:
+        """The level of a span still open, if it is."""
+        pending = self.open.get(span_id)
+        if pending is None:
+            return None
+        return pending.level if isinstance(pending, _Pending) else self.levels.get(pending, 0)
 
     def _wait(self, span_id: str, entry: dict[str, Any]) -> None:
         self.waiting.setdefault(span_id, []).append(entry)
@@ -455,21 +471,30 @@ class TreePrinter:
                 queue.popleft()
                 eid, level, entry = head
                 closing = entry.get("$closing")
-                if closing is not None:
+                if closing is not None:  # the end of a span printed open: its start entry's id
                     if self.keep.keeps(entry, level, error=bool(_status(entry, False))):
-                        self._write(
-                            str(closing.start.get("id", "")), level, _span_text(entry, entry, self.full, True)
-                        )
+                        self._write(closing, level, _span_text(entry, entry, self.full, True))
                 elif self.keep.keeps(entry, level):
                     self._write(eid, level, describe(entry, self.full))
 
     def _print_span(self, pending: _Pending) -> None:
-        shown = pending.end if pending.end is not None else pending.start
-        if pending.end is None and not pending.unfinished:
-            pending.printed = True
+        start = pending.start
+        shown = pending.end if pending.end is not None else start
+        eid = str(start.get("id", ""))
         if self.keep.keeps(shown, pending.level, error=bool(_status(shown, False))):
-            text = _span_text(pending.start, pending.end, self.full, unfinished=pending.unfinished)
-            self._write(str(pending.start.get("id", "")), pending.level, text)
+            text = _span_text(start, pending.end, self.full, unfinished=pending.unfinished)
+            self._write(eid, pending.level, text)
+        if pending.end is None and not pending.unfinished:  # printed open: keep only what its
+            # closing lines need (a span end may still come, or the file ends first)
+            sid = start.get("span_id")
+            if isinstance(sid, str) and self.open.get(sid) is pending:
+                self.open[sid] = eid
+                self.levels[eid] = pending.level
+                if not self.keep.keeps(start, pending.level):
+                    self.open_hidden.add(eid)
+                elif len(self.open_names) < NAMES_KEPT:
+                    name = term.fit(start.get("name", "?"), None if self.full else VALUE_CHARS)
+                    self.open_names[eid] = name
 
     def finish(self) -> None:
         """End of the file: spans still open are unfinished."""
@@ -478,14 +503,15 @@ class TreePrinter:
                 self.queue.append((_text_id(entry), self._level(entry), entry))
         self.waiting.clear()
         self.waiting_count = 0
-        earlier = [p for p in self.open.values() if p.printed]
+        earlier = [eid for eid in self.open.values() if isinstance(eid, str)]
         for pending in self.open.values():
-            pending.unfinished = True
+            if isinstance(pending, _Pending):
+                pending.unfinished = True
         self.flush(0)
-        for pending in earlier:
-            if self.keep.keeps(pending.start, pending.level):
-                name = term.fit(pending.start.get("name", "?"), None if self.full else VALUE_CHARS)
-                self._write(str(pending.start.get("id", "")), pending.level, f"└ {name} UNFINISHED")
+        for eid in earlier:
+            if eid not in self.open_hidden:
+                name = self.open_names.get(eid, "…")  # not kept: more than NAMES_KEPT were open
+                self._write(eid, self.levels.get(eid, 0), f"└ {name} UNFINISHED")
         self.open.clear()
 
     def _write(self, eid: str, level: int, text: str) -> None:

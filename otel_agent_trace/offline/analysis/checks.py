@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import classify as cls
-from .summary import Accumulator, Failure, arguments_digest, open_span
+from .summary import UNFINISHED_KEPT, Accumulator, Failure, arguments_digest
 
 LOOP_THRESHOLD = 3
 
@@ -158,7 +158,7 @@ def analyze(
     primary = acc.first_failure.stage if acc.first_failure is not None else None
     if primary is None and status != "ok":
         primary = final_stage
-    unfinished = sorted((open_span(entry) for entry in acc.open.values()), key=lambda item: item[3])
+    unfinished = acc.unfinished(UNFINISHED_KEPT)
     answer = acc.final_answer
     meta = acc.metadata
     return {
@@ -225,7 +225,7 @@ def analyze(
                     "entry_id": eid,
                     "started_at_s": round((ts - start) / 1e9, 3) if ts and start else None,
                 }
-                for name, layer, kind, ts, eid in unfinished[:50]
+                for name, layer, kind, ts, eid in unfinished
             ],
         },
         "health": health(acc, status, final_stage, found_loops, len(issues)),

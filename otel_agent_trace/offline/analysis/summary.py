@@ -35,6 +35,8 @@ FAILURES_KEPT = 50
 LOOP_KEYS_KEPT = 20_000
 COMMANDS_KEPT = 2_000
 UNFINISHED_KEPT = 50
+OPEN_DESCRIBED = 1_000  # running spans described in full at once (the rest: id and kind)
+TOOL_NAME_KEPT = 200
 SYS_EVENT_NAMES_KEPT = 100
 PREVIEW = 160
 
@@ -204,8 +206,13 @@ class Accumulator:
     sys_events: dict[str, int] = field(default_factory=dict)  # file, socket … events by name
     processes: int = 0
     http_requests: int = 0
-    # spans started and not yet ended: span id -> its span.start entry
-    open: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # spans started and not yet ended, in the order they started: span id -> its start entry's id.
+    # A crashed run may leave a million: each costs a few small records, never its whole entry.
+    open: dict[str, str] = field(default_factory=dict)
+    open_kinds: dict[str, str] = field(default_factory=dict)  # of those an agent or model span: its kind
+    open_tools: dict[str, str] = field(default_factory=dict)  # of those an execute_tool span: its tool
+    # (name, layer, kind, start ts, entry id) of the first OPEN_DESCRIBED spans running at once
+    open_described: dict[str, tuple[str, str, str, int, str]] = field(default_factory=dict)
     slowest: list[tuple[int, int, str, str, str]] = field(default_factory=list)
     _calls: int = 0
     slow_floor: int = -1  # the shortest of the slowest spans once there are SLOWEST of them
@@ -259,6 +266,26 @@ class Accumulator:
             return None
         return _answer(entry.get("content"), entry.get("content_chars"), entry.get("content_sha256"))
 
+    def unfinished(self, limit: int) -> list[tuple[str | None, str | None, str, int, str]]:
+        """``(name, layer, kind, start ts, entry id)`` of the first ``limit`` spans still running:
+        those described (all of them unless more than :data:`OPEN_DESCRIBED` ran at once) by
+        start, then the others in file order, whose name and layer were not kept."""
+        described = sorted(self.open_described.values(), key=lambda item: item[3])[:limit]
+        if len(described) == limit or len(described) == len(self.open):
+            return list(described)
+        others = (
+            (None, None, self._running_kind(sid), 0, eid)
+            for sid, eid in self.open.items()
+            if sid not in self.open_described
+        )
+        return [*described, *itertools.islice(others, limit - len(described))]
+
+    def _running_kind(self, sid: str) -> str:
+        kind = self.open_kinds.get(sid)
+        if kind is not None:
+            return kind
+        return cls.KIND_TOOL if sid in self.open_tools else cls.KIND_OTHER
+
     # --- feeding --------------------------------------------------------------------------
     #
     # The hot path. Most entries are messages, span starts, span ends and file events: those are
@@ -280,9 +307,7 @@ class Accumulator:
             if entry.get("role") == "assistant" and not entry.get("tool_calls"):
                 self.last_answer = entry  # read once at the end (the entry is small in the trace tier)
         elif kind == _SPAN_START:
-            sid = entry.get("span_id")
-            if sid.__class__ is str:
-                self.open[sid] = entry  # read only if asked (what is above a span), or at the end
+            self._span_start(entry)
         elif kind == _SPAN_EVENT:
             self.events += 1
             if entry.get("layer") == _LAYER_SYS:
@@ -298,8 +323,8 @@ class Accumulator:
             break
         else:
             return
-        open_spans = self.open
-        span_end, sys_event, other = self._span_end, self._sys_event, self._other
+        span_start, span_end = self._span_start, self._span_end
+        sys_event, other = self._sys_event, self._other
         count = messages = events = 0
         last_answer = self.last_answer
         try:
@@ -313,9 +338,7 @@ class Accumulator:
                     if entry.get("role") == "assistant" and not entry.get("tool_calls"):
                         last_answer = entry
                 elif kind == _SPAN_START:
-                    sid = entry.get("span_id")
-                    if sid.__class__ is str:
-                        open_spans[sid] = entry
+                    span_start(entry)
                 elif kind == _SPAN_EVENT:
                     events += 1
                     if entry.get("layer") == _LAYER_SYS:
@@ -387,14 +410,43 @@ class Accumulator:
         if ts.__class__ is int and ts > self.last_write_ts:
             self.last_write_ts = ts
 
+    def _span_start(self, entry: dict[str, Any]) -> None:
+        """A span's start: remembered by id until its end (what its children ask of it, and a
+        description while few spans run at once)."""
+        sid = entry.get("span_id")
+        if sid.__class__ is not str:
+            return
+        eid = entry.get("id")
+        self.open[sid] = eid if eid.__class__ is str else _text(eid)
+        name, layer, kind, ts, eid = described = open_span(entry)
+        if kind == cls.KIND_AGENT or kind == cls.KIND_MODEL:
+            self.open_kinds[sid] = kind
+        elif name.startswith("execute_tool"):
+            attrs = entry.get("attributes")
+            tool = attrs.get(_TOOL_NAME) if attrs.__class__ is dict else None
+            if tool.__class__ is not str or not tool:
+                tool = name.removeprefix("execute_tool ").strip()
+            self.open_tools[sid] = tool[:TOOL_NAME_KEPT]
+        if len(self.open_described) < OPEN_DESCRIBED:
+            self.open_described[sid] = described
+
     def _span_end(self, entry: dict[str, Any]) -> None:
         """A span's end: the stats every span has, then its kind's own handler."""
         attrs = entry.get("attributes")
         if attrs.__class__ is not dict:
             attrs = _NO_ATTRS
         sid = entry.get("span_id")
-        start = self.open.pop(sid, None) if sid.__class__ is str else None
-        eid = entry.get("id") if start is None else start.get("id")  # one span, one id everywhere
+        eid = None
+        if sid.__class__ is str:
+            eid = self.open.pop(sid, None)  # one span, one id everywhere: its start entry's
+            if eid is not None:
+                if self.open_kinds:
+                    self.open_kinds.pop(sid, None)
+                if self.open_tools:
+                    self.open_tools.pop(sid, None)
+                self.open_described.pop(sid, None)
+        if eid is None:
+            eid = entry.get("id")
         self.span_eid = eid if eid.__class__ is str else _text(eid)
         ts = entry.get("ts")
         if ts.__class__ is not int or ts <= 0:
@@ -443,14 +495,7 @@ class Accumulator:
         framework's tool over an ``@oat.tool`` function, one call (a model replay answering the
         outer one runs no inner one, and must count the same)."""
         parent_id = entry.get("parent_span_id")
-        parent = self.open.get(parent_id) if parent_id.__class__ is str else None
-        if parent is None:
-            return False
-        attrs = parent.get("attributes")
-        name = attrs.get(_TOOL_NAME) if attrs.__class__ is dict else None
-        if name.__class__ is not str or not name:
-            name = _name(parent).removeprefix("execute_tool ").strip()
-        return name == tool and _name(parent).startswith("execute_tool")
+        return parent_id.__class__ is str and self.open_tools.get(parent_id) == tool[:TOOL_NAME_KEPT]
 
     def _slow(self, entry: dict[str, Any], duration: int, layer: str) -> None:
         """One of the slowest spans so far (a bounded heap; ``slow_floor`` its smallest)."""
@@ -479,8 +524,7 @@ class Accumulator:
 
     def _outermost_agent(self, parent: Any) -> bool:
         """No agent span above this one (a trace root, or under a plain span or another file's)."""
-        under = self.open.get(parent) if isinstance(parent, str) else None
-        return under is None or open_span(under)[2] != cls.KIND_AGENT
+        return not isinstance(parent, str) or self.open_kinds.get(parent) != cls.KIND_AGENT
 
     # --- kinds of spans -------------------------------------------------------------------
 
@@ -627,8 +671,7 @@ class Accumulator:
     def _http(self, entry, attrs, error, ts) -> None:  # type: ignore[no-untyped-def]
         self.http_requests += 1
         parent = entry.get("parent_span_id")
-        under = self.open.get(parent) if isinstance(parent, str) else None
-        if under is not None and open_span(under)[2] == cls.KIND_MODEL:
+        if isinstance(parent, str) and self.open_kinds.get(parent) == cls.KIND_MODEL:
             return  # the model span says how the call went
         code = attrs.get(semconv.HTTP_RESPONSE_STATUS_CODE)
         host = _text(attrs.get(semconv.SERVER_ADDRESS)) or "?"
