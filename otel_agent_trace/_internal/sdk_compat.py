@@ -123,6 +123,12 @@ def tag_starting_span(span: Any, key: str, key_if_absent: str, value: str) -> No
         span.set_attribute(key_if_absent, value)
 
 
+def has_events(span: Any) -> bool:
+    """Whether a span may have events (the SDK's ``span.events`` copies its list on each access:
+    this reads the list itself; ``True`` when it cannot be seen)."""
+    return bool(getattr(span, "_events", True))
+
+
 def span_event_limit(span: Any) -> int:
     """How many events the SDK keeps on a span (``SpanLimits.max_events``; 128 by default)."""
     limit = getattr(getattr(span, "_limits", None), "max_events", None)

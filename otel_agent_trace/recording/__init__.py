@@ -1,8 +1,11 @@
 """The recording engine: spans in, session files out.
 
 One span processor (:class:`SessionSpanProcessor`) hands every span to the active
-:class:`SessionRecorder`, which writes a crash-safe, parent-linked JSONL tree per tier
-(``writer``, ``tiers``, ``entries``) and the session ZIP at stop (``archive``); ``lifecycle`` owns
+:class:`SessionRecorder`, which writes a crash-safe, parent-linked JSONL tree per tier (``writer``,
+``tiers``, ``tier_state``: entries built by ``span_entries``, starts queued by ``start_queue``,
+messages stored once by ``message_store``, ``snapshots``, ``span_content``) and the session ZIP at
+stop (``archive``, over ``zip_container`` and ``snapshot_spool``; ``zip_ahead`` copies a big one
+as it grows); ``lifecycle`` owns
 start, stop, exit, SIGTERM and fork; ``environment`` the clock, ids and host facts it reads;
 ``forwarding`` redacts the same spans for OTLP backends; ``pipeline`` turns the exporters named in
 ``OTEL_TRACES_EXPORTER`` into processors. The entry format itself belongs to
@@ -21,13 +24,13 @@ from typing import TYPE_CHECKING
 from otel_agent_trace._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from .entries import layer_of
     from .exporter import AgentSessionSpanExporter
     from .forwarding import ForwardingSpanProcessor, ShareableSpanExporter, redact_span
     from .lifecycle import auto_start, start_session, stop_active
     from .pipeline import session_processor_for
     from .processor import SessionSpanProcessor, add_session_processor
     from .recorder import SessionRecorder
+    from .span_entries import layer_of
     from .writer import SessionFileExists
 
 _LAZY = {
@@ -42,7 +45,7 @@ _LAZY = {
     "SessionSpanProcessor": "processor",
     "add_session_processor": "processor",
     "SessionRecorder": "recorder",
-    "layer_of": "entries",
+    "layer_of": "span_entries",
     "SessionFileExists": "writer",
 }
 

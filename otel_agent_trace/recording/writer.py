@@ -7,7 +7,7 @@ import threading
 from array import array
 from collections import OrderedDict  # messages: least recently used first
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
 import orjson
 
@@ -32,6 +32,23 @@ def _dumps(entry: dict[str, Any]) -> bytes:
 
 class SessionFileExists(FileExistsError):
     pass
+
+
+# What a span entry is to its span (``SpanLine.role``).
+START: Literal["start"] = "start"
+EVENT: Literal["event"] = "event"
+END: Literal["end"] = "end"
+
+
+class SpanLine(NamedTuple):
+    """One span entry for :meth:`TierWriter.write_spans`: the entry (its ``id`` set there; a
+    ``parent_id`` of ``None`` resolved there), the span it is about, what it is to that span
+    (``START``, ``EVENT`` or ``END``: an end retires the span), and the span's parent span id."""
+
+    entry: dict[str, Any]
+    span_id: int
+    role: Literal["start", "event", "end"]
+    parent_span: int | None
 
 
 _FLAGS = os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
@@ -184,18 +201,15 @@ class TierWriter:
                     self._messages.popitem(last=False)
             return eid
 
-    def write_spans(self, items: list[tuple[dict[str, Any], int, bool | None, int | None]]) -> bool:
+    def write_spans(self, lines: list[SpanLine]) -> bool:
         """Append span entries in order with one system call: the hot path of every span (its
         start and end, after the starts of spans still running that were not written yet).
 
-        Each item is ``(entry, span_id, ends, parent_span)``; ``ends`` says what the entry is to
-        the span ``span_id``: ``None`` its start, ``False`` one of its events, ``True`` its end
-        (which retires the span from the live map). ``entry`` starts with the keys ``id`` (set
-        here) and ``parent_id``; a ``parent_id`` of ``None`` is resolved here, in order, so an
-        entry can hang under a start written earlier in the same call: an event or end under the
-        span's start entry, a start (or an entry whose span's start is unknown) under
-        ``parent_span``'s, else under the root. An event under its span's open start entry leaves
-        out ``trace_id`` (the reader takes it from the start).
+        A ``parent_id`` of ``None`` is resolved here, in order, so an entry can hang under a start
+        written earlier in the same call: an event or end under the span's start entry, a start
+        (or an entry whose span's start is unknown) under ``parent_span``'s, else under the root.
+        An event under its span's open start entry leaves out ``trace_id`` (the reader takes it
+        from the start).
         """
         with self._lock:
             fd = self._fd
@@ -203,28 +217,28 @@ class TierWriter:
                 return False
             live = self._live
             entry_of = self.span_entry
-            lines = []
-            for entry, sid, ends, parent_span in items:
+            data = []
+            for entry, sid, role, parent_span in lines:
                 # Each id is taken before anything is written: a signal handler that writes while
                 # this thread is mid-call re-enters (the lock is reentrant) and gets the next ids.
                 seq = self._seq
                 self._seq = seq + 1
                 entry["id"] = eid = self._id_format % seq
                 if entry["parent_id"] is None:
-                    if ends is False and sid in live:  # an event under its span's open start
+                    if role is EVENT and sid in live:  # an event under its span's open start
                         entry["parent_id"] = live[sid]
                         del entry["trace_id"]
                     else:
-                        pid = entry_of(sid) if ends is not None else None
+                        pid = entry_of(sid) if role is not START else None
                         entry["parent_id"] = pid or entry_of(parent_span) or self.root_id
-                if ends is not False and "content" in entry:
+                if role is not EVENT and "content" in entry:
                     self._said_before(entry, eid)
-                lines.append(_dumps(entry))
-                if ends is None:
+                data.append(_dumps(entry))
+                if role is START:
                     live[sid] = eid
-                elif ends:
+                elif role is END:
                     self._ended(sid, eid)
-            return self._emit(fd, lines[0] if len(lines) == 1 else b"".join(lines), len(lines))
+            return self._emit(fd, data[0] if len(data) == 1 else b"".join(data), len(data))
 
     def write_end(self, entry: dict[str, Any], span_id: int, parent_span: int | None) -> bool:
         """A span's end entry alone: the hot path of a short span. It goes under the span's start

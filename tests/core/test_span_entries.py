@@ -191,15 +191,15 @@ def test_the_flusher_thread_sleeps_until_needed_and_ends_with_the_session(provid
         return [t for t in threading.enumerate() if t.name == "otel-agent-trace-flush"]
 
     s = _session(provider, session_dir, flush_ms=20).start()
-    rec = s._recorder
+    starts = s._recorder._queue
     with tracer.start_as_current_span("first"):
         pass
-    (thread,) = [t for t in flushers() if t is rec._flusher]
+    (thread,) = [t for t in flushers() if t is starts.thread]
     assert thread.daemon
     deadline = time.monotonic() + 5
-    while not rec._flusher_idle and time.monotonic() < deadline:  # nothing queued: it goes idle
+    while not starts.idle and time.monotonic() < deadline:  # nothing queued: it goes idle
         time.sleep(0.02)
-    assert rec._flusher_idle and not rec._pending
+    assert starts.idle and not starts.items
     s.stop()
     thread.join(timeout=5)
     assert not thread.is_alive()

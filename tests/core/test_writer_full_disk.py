@@ -24,6 +24,7 @@ import otel_agent_trace as oat
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace.offline import load_session
 from otel_agent_trace.recording import stop_active, zip_ahead
+from otel_agent_trace.recording.writer import START, SpanLine
 from otel_agent_trace.settings import Settings
 
 
@@ -257,13 +258,9 @@ def test_a_batch_cut_short_keeps_its_whole_lines_and_the_file_takes_no_more(smal
     before = path.read_bytes()
     _fill(small_disk / "filler")
 
-    def start(span_id: int, size: int) -> tuple[dict[str, Any], int, None, None]:
-        return (
-            {"id": None, "parent_id": None, "type": "span.start", "trace_id": "t", "p": "b" * size},
-            span_id,
-            None,
-            None,
-        )
+    def start(span_id: int, size: int) -> SpanLine:
+        entry = {"id": None, "parent_id": None, "type": "span.start", "trace_id": "t", "p": "b" * size}
+        return SpanLine(entry, span_id, START, None)
 
     assert writer.write_spans([start(1, 200), start(2, 5000), start(3, 10)]) is False
     (small_disk / "filler").unlink()

@@ -16,7 +16,7 @@ import pytest
 import otel_agent_trace as oat
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace.offline.loader import load_session
-from otel_agent_trace.recording import recorder as recorder_module
+from otel_agent_trace.recording import message_store
 from tests.genai.genai_helpers import entries, strip_digests
 
 
@@ -151,11 +151,11 @@ def test_a_changed_system_prompt_is_seen(openai_client, llm, checkpoint):
 def test_past_the_bound_the_remembered_messages_are_forgotten(openai_client, llm, checkpoint, monkeypatch):
     """Memory stays bounded (the remembered keys hold the messages' text alive); what is forgotten
     is hashed again and still found in the file: written once all the same."""
-    monkeypatch.setattr(recorder_module, "_KNOWN_MESSAGES", 5)
+    monkeypatch.setattr(message_store, "KNOWN_MESSAGES", 5)
     history = [{"role": "user", "content": f"message {i}"} for i in range(9)]
     sent = [_call(openai_client, llm, history) for _ in range(3)]
     recorder = checkpoint._recorder
-    assert len(recorder._digests) <= 5 and all(len(t.known) <= 5 for t in recorder.tiers)
+    assert len(recorder.message_store) <= 5 and all(len(t.known) <= 5 for t in recorder.tiers)
     trace, full = _files(checkpoint)
     checkpoint.stop()
     for path in (trace, full):
