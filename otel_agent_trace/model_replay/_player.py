@@ -119,12 +119,16 @@ class Player:
         return self._response(module, request, found, is_async=True)
 
     def _decide(self, request: Any) -> Exchange | None:
-        """The recorded exchange that answers ``request``, ``None`` to send it live, or raise."""
+        method = request.method.decode() if isinstance(request.method, bytes) else str(request.method)
+        return self.decide(method, str(request.url), getattr(request, "_content", None))
+
+    def decide(self, method: str, url: str, body: bytes | None) -> Exchange | None:
+        """The recorded exchange that answers this request, ``None`` to send it live (to
+        :attr:`live_url`), or raise. For a transport of any HTTP client: it builds its own
+        response from the exchange (``status``, ``response_headers``, ``chunks``)."""
         from otel_agent_trace.instrumentation.system.http._exchange import url_without_secrets
 
-        url = url_without_secrets(str(request.url))  # compared as recorded: credentials left out
-        method = request.method.decode() if isinstance(request.method, bytes) else str(request.method)
-        body = getattr(request, "_content", None)
+        url = url_without_secrets(url)  # compared as recorded: credentials left out
         with self._lock:
             number = len(self.calls) + 1
             call: dict[str, Any] = {"call": number, "request": f"{method} {url}"}

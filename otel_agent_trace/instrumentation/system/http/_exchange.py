@@ -1,4 +1,5 @@
-"""Each HTTP exchange of ``httpx`` / ``httpx2`` at the transport, kept for model replay.
+"""Each HTTP exchange of ``httpx`` / ``httpx2`` at the transport, kept for model replay (botocore's
+transport: :mod:`._botocore`, through :func:`recording_target` and :func:`keep`).
 
 Every supported framework reaches its model through the OpenAI or Anthropic SDK (or ``ollama``),
 and those send through ``httpx`` (``openai`` 3.x and ``anthropic`` 2.x: ``httpx2``). At the
@@ -44,6 +45,8 @@ TRANSPORTS = (
     ("httpx2", "HTTPTransport.handle_request", False),
     ("httpx2", "AsyncHTTPTransport.handle_async_request", True),
 )
+# Transports of other clients, each in a module of ours: (the client's module, ours)
+OTHER_TRANSPORTS = (("botocore.httpsession", "_botocore"),)
 # Request headers never kept (credentials); response headers that set them.
 _SECRET_WORDS = ("auth", "key", "token", "secret", "cookie", "password", "credential", "signature")
 
@@ -77,6 +80,8 @@ def install(user: str) -> None:
         PATCHES.start()
         for module_name in dict.fromkeys(m for m, _p, _a in TRANSPORTS):
             register_post_import_hook(_wrap_module, module_name)
+        for module_name, _ours in OTHER_TRANSPORTS:
+            register_post_import_hook(_wrap_other, module_name)
 
 
 def uninstall(user: str) -> None:
@@ -93,6 +98,16 @@ def _wrap_module(module: Any) -> None:
             PATCHES.wrap(module, dotted, (_async_wrapper if is_async else _sync_wrapper)(module))
 
 
+def _wrap_other(module: Any) -> None:
+    if not PATCHES.on:
+        return
+    import importlib
+
+    for module_name, ours in OTHER_TRANSPORTS:
+        if module_name == module.__name__:
+            importlib.import_module(f"{__package__}.{ours}").wrap(PATCHES, module)
+
+
 # --- the wrappers ------------------------------------------------------------------------------
 
 
@@ -106,7 +121,7 @@ def _sync_wrapper(module: Any) -> Callable[..., Any]:
         if player is None and sink._active is None:
             return wrapped(*args, **kwargs)
         request = _request_of(args, kwargs)
-        keep = _recording_target(request)
+        keep = recording_target(request.url)
         if player is not None:
             response = player.answer(module, request, wrapped)
         else:
@@ -130,7 +145,7 @@ def _async_wrapper(module: Any) -> Callable[..., Any]:
 
 async def _run_async(module: Any, wrapped: Any, player: Any, args: Any, kwargs: Any) -> Any:
     request = _request_of(args, kwargs)
-    keep = _recording_target(request)
+    keep = recording_target(request.url)
     if player is not None:
         response = await player.answer_async(module, request, wrapped)
     else:
@@ -143,7 +158,7 @@ async def _run_async(module: Any, wrapped: Any, player: Any, args: Any, kwargs: 
 # --- recording ---------------------------------------------------------------------------------
 
 
-def _recording_target(request: Any) -> tuple[Any, Any] | None:
+def recording_target(url: Any) -> tuple[Any, Any] | None:
     """``(recorder, span)`` the exchange is kept under, or ``None`` (no checkpoint tier, no span,
     our own I/O, or the trace tier would get a preview of it)."""
     rec = sink._active
@@ -164,8 +179,7 @@ def _recording_target(request: Any) -> tuple[Any, Any] | None:
         span = _holder(span)
         from . import _span
 
-        url = str(request.url)
-        if _span._exporter_urls and url.startswith(_span._exporter_urls):
+        if _span._exporter_urls and str(url).startswith(_span._exporter_urls):
             return None
     except Exception as exc:
         internal_error("choosing where an HTTP exchange is kept", exc)
@@ -291,32 +305,65 @@ class _Kept:
 def _keep(module: Any, target: tuple[Any, Any], request: Any, response: Any, *, is_async: bool) -> Any:
     """Hand the exchange to the recorder now (the span may end before the body is read: then
     what was read by then is written, ``complete: false``) and tee the body as it streams."""
+    try:
+        kept = keep(
+            target,
+            method=_text(request.method),
+            url=str(request.url),
+            headers=headers_of(request.headers),
+            body=request_body(request),
+            status=response.status_code,
+            http_version=_text(response.extensions.get("http_version")),
+            reason=_text(response.extensions.get("reason_phrase")),
+            response_headers=headers_of(response.headers),
+        )
+        if kept is not None:
+            response.stream = _tee_type(module, is_async)(response.stream, kept)
+    except Exception as exc:
+        internal_error("keeping an HTTP exchange", exc)
+    return response
+
+
+def keep(
+    target: tuple[Any, Any],
+    *,
+    method: str | None,
+    url: str,
+    headers: list[list[str]],
+    body: bytes | None,
+    status: int,
+    http_version: str | None,
+    reason: str | None,
+    response_headers: list[list[str]],
+) -> _Kept | None:
+    """An exchange of any HTTP client's transport, handed to the recorder under ``target`` (from
+    :func:`recording_target`) before its body is read; the transport feeds the body to the
+    returned :class:`_Kept` chunk by chunk (``add``, then ``done``). ``None`` on an internal error."""
     rec, span = target
     try:
-        body = request_body(request)
         cap = get_settings().exchange_max_bytes
         record: dict[str, Any] = {
             "seq": next(_seq),
             "ts": time.time_ns(),
             "request": {
-                "method": _text(request.method),
-                "url": url_without_secrets(str(request.url)),
-                "headers": headers_of(request.headers),
+                "method": method,
+                "url": url_without_secrets(url),
+                "headers": headers,
                 "body": body_value(body) if body is not None and len(body) <= cap else None,
                 "body_bytes": None if body is None else len(body),
             },
             "response": {
-                "status": response.status_code,
-                "http_version": _text(response.extensions.get("http_version")),
-                "reason": _text(response.extensions.get("reason_phrase")),
-                "headers": headers_of(response.headers),
+                "status": status,
+                "http_version": http_version,
+                "reason": reason,
+                "headers": response_headers,
                 "chunks": [],
                 "bytes": 0,
                 "complete": False,
                 "truncated": False,
             },
         }
-        length = response.headers.get("content-length")
+        length = next((v for k, v in response_headers if k.lower() == "content-length"), None)
         kept = _Kept(record, len(body or b""), cap, int(length) if length and length.isdigit() else None)
         sid = span.get_span_context().span_id
         exchanges = _lists.get(sid)
@@ -327,10 +374,10 @@ def _keep(module: Any, target: tuple[Any, Any], request: Any, response: Any, *, 
             exchanges.owner = id(rec)
             _lists[sid] = exchanges
             rec.attach_content(span, {CONTENT_KEY: exchanges})
-        response.stream = _tee_type(module, is_async)(response.stream, kept)
+        return kept
     except Exception as exc:
         internal_error("keeping an HTTP exchange", exc)
-    return response
+        return None
 
 
 _tee_types: dict[tuple[str, bool], type] = {}
