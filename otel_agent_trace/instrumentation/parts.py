@@ -42,6 +42,7 @@ PARTS: dict[str, str] = {
     "agent_trace_mcp": "mcp:MCPInstrumentor",
     "agent_trace_openai_agents": "openai_agents:OpenAIAgentsInstrumentor",
     "agent_trace_pydantic_ai": "pydantic_ai:PydanticAIInstrumentor",
+    "agent_trace_smolagents": "smolagents:SmolagentsInstrumentor",
 }
 
 

@@ -1,7 +1,7 @@
 """Resume a recorded conversation: rebuild it as it stood at any entry, and put a snapshot's
 messages back into an agent — Strands / DevDuck agents (``agent.messages``), a LangGraph graph's
-state, the OpenAI Agents SDK's input items, a Pydantic AI agent's ``message_history``, or a plain
-OpenAI- or Anthropic-format message list.
+state, the OpenAI Agents SDK's input items, a Pydantic AI agent's ``message_history``, a smolagents
+agent's memory, or a plain OpenAI- or Anthropic-format message list.
 
 Third-party libraries are imported only when an agent of theirs is given. Nothing from the file
 chooses code to import or a directory to change to: the agent comes from the caller.
@@ -34,8 +34,8 @@ class Restored:
     snapshot_id: int | None
     entry_id: str
     messages: list[dict[str, Any]]  # the recorded conversation
-    # strands | langgraph | openai_agents | pydantic_ai | openai_messages | anthropic_messages
-    # | callable | none
+    # strands | langgraph | openai_agents | pydantic_ai | smolagents | openai_messages
+    # | anthropic_messages | callable | none
     target: str
     restored: Any  # what was put in: the message list, the graph state, the input items
     system_prompt: Any = None
@@ -651,6 +651,52 @@ def to_pydantic_ai(messages: list[dict[str, Any]]) -> list[Any]:
     return out
 
 
+def to_smolagents(messages: list[dict[str, Any]]) -> list[Any]:
+    """smolagents ``ChatMessage`` s (imports ``smolagents``), as a ``ToolCallingAgent`` writes its
+    memory: a model's tool calls as a ``tool-call`` message (``Calling tools:``), their results
+    as a ``tool-response`` (``Observation:``)."""
+    from smolagents.memory import ToolCall
+    from smolagents.models import ChatMessage, MessageRole
+
+    def message(role: Any, text: str) -> Any:
+        return ChatMessage(role=role, content=[{"type": "text", "text": text}])
+
+    out: list[Any] = []
+    for m in neutral(messages):
+        role = m["role"]
+        if role == "tool":
+            out.append(message(MessageRole.TOOL_RESPONSE, f"Observation:\n{m['content']}"))
+        elif role == "assistant":
+            if m["content"]:
+                out.append(message(MessageRole.ASSISTANT, m["content"]))
+            calls = [ToolCall(c["name"], c["arguments"], c["id"]).dict() for c in m.get("tool_calls") or ()]
+            if calls:
+                out.append(message(MessageRole.TOOL_CALL, "Calling tools:\n" + str(calls)))
+        else:
+            out.append(
+                message(MessageRole(role) if role in ("user", "system") else MessageRole.USER, m["content"])
+            )
+    return out
+
+
+def _smolagents_memory(messages: list[Any]) -> Any:
+    """A smolagents memory step that gives the agent ``messages`` as they were."""
+    from dataclasses import dataclass, field
+
+    from smolagents.memory import MemoryStep
+
+    @dataclass
+    class RestoredConversation(MemoryStep):
+        """A conversation restored by otel-agent-trace: its messages as recorded."""
+
+        messages: list[Any] = field(default_factory=list)
+
+        def to_messages(self, summary_mode: bool = False) -> list[Any]:
+            return list(self.messages)
+
+    return RestoredConversation(messages)
+
+
 def _without_system(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """An agent object brings its own instructions: a leading system message is its prompt."""
     i = 0
@@ -677,6 +723,8 @@ def kind_of(agent: Any) -> str:
         return "openai_agents"
     if module.startswith("pydantic_ai") and hasattr(agent, "run_sync"):
         return "pydantic_ai"
+    if module.startswith("smolagents") and hasattr(agent, "memory"):
+        return "smolagents"
     if isinstance(getattr(agent, "messages", None), list):
         return "strands"  # an agent object that keeps its conversation in .messages (DevDuck's wrapper too)
     if callable(agent):
@@ -738,6 +786,9 @@ def resume_from_snapshot(
         restored = to_agents_input(_without_system(messages))
     elif kind == "pydantic_ai":
         restored = to_pydantic_ai(_without_system(messages))  # the agent brings its instructions
+    elif kind == "smolagents":
+        restored = to_smolagents(_without_system(messages))  # ... and its system prompt
+        agent.memory.steps = [_smolagents_memory(restored)]
     elif kind == "callable":
         restored = to_openai(messages)
     return Restored(
@@ -848,6 +899,8 @@ def resume_and_continue(
         result = Runner.run_sync(agent, [*restored.restored, {"role": "user", "content": new_query}])
     elif kind == "pydantic_ai":
         result = agent.run_sync(new_query, message_history=restored.restored)
+    elif kind == "smolagents":
+        result = agent.run(new_query, reset=False)  # the restored memory, then the new task
     elif kind == "callable":
         result = agent([*restored.restored, {"role": "user", "content": new_query}])
     else:

@@ -21,6 +21,7 @@ def instrumented(provider: Any) -> Iterator[None]:
     from otel_agent_trace.instrumentation.openai import OpenAIInstrumentor
     from otel_agent_trace.instrumentation.openai_agents import OpenAIAgentsInstrumentor
     from otel_agent_trace.instrumentation.pydantic_ai import PydanticAIInstrumentor
+    from otel_agent_trace.instrumentation.smolagents import SmolagentsInstrumentor
     from otel_agent_trace.instrumentation.strands import StrandsInstrumentor
     from otel_agent_trace.instrumentation.strands_tools import StrandsToolsInstrumentor
 
@@ -33,6 +34,7 @@ def instrumented(provider: Any) -> Iterator[None]:
         StrandsInstrumentor(),
         StrandsToolsInstrumentor(),
         PydanticAIInstrumentor(),
+        SmolagentsInstrumentor(),
     ]
     mine = [inst for inst in instrumentors if not inst.is_instrumented_by_opentelemetry]
     for inst in mine:

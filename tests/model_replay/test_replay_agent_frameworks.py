@@ -1,4 +1,4 @@
-"""The agent frameworks of issue 36 (Pydantic AI, …), each a real example agent on its own OpenAI
+"""The agent frameworks of issue 36 (Pydantic AI, smolagents, …), each a real example agent on its own OpenAI
 client, recorded under the real ``opentelemetry-instrument`` against the local model server, then
 model-replayed with that server stopped: the same tool calls (the model's ids) and answer, every
 exchange answered, no divergence; a changed prompt is reported at the first call. The recording
@@ -13,34 +13,38 @@ import pytest
 
 from tests.context.helpers import spans_of, tree
 
-from .conftest import EXAMPLES, agent_output, record, replay
+from .conftest import EXAMPLES, SCRIPTS, agent_output, record, replay
 
+# name -> (module, example, the server's script: a key of SCRIPTS)
 AGENTS = {
-    "pydantic-ai": ("pydantic_ai", EXAMPLES / "pydantic_ai_weather.py"),
+    "pydantic-ai": ("pydantic_ai", EXAMPLES / "pydantic_ai_weather.py", "openai"),
+    "smolagents": ("smolagents", EXAMPLES / "smolagents_weather.py", "smolagents"),
 }
+# a ToolCallingAgent answers through its final_answer tool
+SCRIPTS.setdefault(("smolagents", False), ("openai_chat_tool_call", "openai_chat_final_answer_tool"))
+SCRIPTS.setdefault(
+    ("smolagents", True), ("openai_chat_tool_call_stream", "openai_chat_final_answer_tool_stream")
+)
+TOOLS = {"smolagents": ["execute_tool final_answer"]}
 RUNS = [(name, stream) for name in AGENTS for stream in (False, True)]
-SHAPE = [
-    (
-        "invoke_agent weather",
-        [("chat gpt-4o-mini", []), ("execute_tool get_weather", []), ("chat gpt-4o-mini", [])],
-    )
-]
+STEPS = [("chat gpt-4o-mini", []), ("execute_tool get_weather", []), ("chat gpt-4o-mini", [])]
 
 
 @pytest.fixture(scope="module", params=RUNS, ids=lambda p: f"{p[0]}-{'stream' if p[1] else 'plain'}")
 def recorded(request, tmp_path_factory):
     name, stream = request.param
-    module, script = AGENTS[name]
+    module, script, server = AGENTS[name]
     if importlib.util.find_spec(module) is None:
         pytest.skip(f"{module} is not installed in this environment")
     cwd = tmp_path_factory.mktemp(f"{name}-{'stream' if stream else 'plain'}")
-    return record(script, cwd, *(["--stream"] if stream else []), stream=stream)
+    return record(script, cwd, *(["--stream"] if stream else []), stream=stream, provider=server)
 
 
 def test_the_recording_is_one_agent_tree_in_one_trace(recorded):
     spans = spans_of(recorded.session)
     genai = [s for s in spans if s.name.startswith(("invoke_agent", "chat", "execute_tool"))]
-    assert tree(genai) == SHAPE  # (the system layer's spans under them left out)
+    extra = [(name, []) for name in TOOLS.get(recorded.provider, [])]
+    assert tree(genai) == [("invoke_agent weather", STEPS + extra)]  # (the system layer's spans left out)
     assert len({s.trace_id for s in spans}) == 1
     assert len({s.attributes["agent_trace.session.id"] for s in spans}) == 1
     (tool,) = [s for s in spans if s.name == "execute_tool get_weather"]

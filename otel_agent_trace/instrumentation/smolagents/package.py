@@ -1,0 +1,1 @@
+_instruments = ("smolagents >= 1.20, < 2",)

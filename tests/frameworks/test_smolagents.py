@@ -1,0 +1,184 @@
+"""smolagents runs (a ``ToolCallingAgent`` on its own ``OpenAIModel``) against the replay server:
+one ``invoke_agent`` span per run, plain and streamed (``stream_outputs``, ``run(stream=True)``),
+with the model calls and the tool calls (the model's call ids) under it, one trace, the session
+id on every span, the conversation and a snapshot per model call in the session, what the server
+saw matching what was recorded; and the recorded conversation restored into a new agent's memory
+that continues it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+smolagents = pytest.importorskip("smolagents")
+
+from opentelemetry.trace import StatusCode  # noqa: E402
+from smolagents import OpenAIModel, ToolCallingAgent, tool  # noqa: E402
+
+import otel_agent_trace as oat  # noqa: E402
+from otel_agent_trace.offline.resume import resume_and_continue, resume_from_snapshot  # noqa: E402
+from tests.context.helpers import spans_of, tree  # noqa: E402
+
+QUESTION = "What's the weather in Paris?"
+ANSWER = "It is 18°C and sunny in Paris."
+TOOL_OUTPUT = "18°C and sunny in Paris"
+SHAPE = [
+    (
+        "invoke_agent weather",
+        [
+            ("chat gpt-4o-mini", []),
+            ("execute_tool get_weather", []),
+            ("chat gpt-4o-mini", []),
+            ("execute_tool final_answer", []),  # a ToolCallingAgent answers through this tool
+        ],
+    )
+]
+
+
+@tool
+def get_weather(city: str) -> str:
+    """Weather of a city.
+
+    Args:
+        city: The city.
+    """
+    return f"18°C and sunny in {city}"
+
+
+def _agent(llm: Any, stream: bool = False) -> ToolCallingAgent:
+    model = OpenAIModel(
+        model_id="gpt-4o-mini", api_base=llm.openai_url, api_key="sk-test", client_kwargs={"max_retries": 0}
+    )
+    return ToolCallingAgent(
+        tools=[get_weather], model=model, name="weather", verbosity_level=0, stream_outputs=stream
+    )
+
+
+def _run(llm: Any, how: str) -> Any:
+    streamed = how != "run"
+    suffix = "_stream" if streamed else ""
+    llm.queue(f"openai_chat_tool_call{suffix}", f"openai_chat_final_answer_tool{suffix}")
+    agent = _agent(llm, stream=streamed)
+    if how == "run(stream=True)":
+        steps = list(agent.run(QUESTION, stream=True))
+        return steps[-1].output
+    return agent.run(QUESTION)
+
+
+@pytest.mark.parametrize("how", ["run", "stream_outputs", "run(stream=True)"])
+def test_one_agent_span_and_one_trace_per_run(how, llm, checkpoint, memory_exporter, capsys):
+    assert _run(llm, how) == ANSWER
+    files = [p for p in checkpoint.files if "checkpoint" not in p.name]
+    checkpoint_file = next(p for p in checkpoint.files if "checkpoint" in p.name)
+    session_id = checkpoint.session_id
+    checkpoint.stop()
+
+    finished = memory_exporter.get_finished_spans()
+    assert len({s.context.trace_id for s in finished}) == 1
+    assert all(s.attributes["agent_trace.session.id"] == session_id for s in finished)
+    spans = [s for s in spans_of(files[0]) if not s.name.startswith(("POST", "GET"))]
+    assert tree(spans) == SHAPE
+    run = next(s for s in finished if s.name == "invoke_agent weather")
+    assert run.attributes["gen_ai.agent.name"] == "weather"
+    assert run.attributes["gen_ai.provider.name"] == "openai"
+    assert run.attributes["gen_ai.request.model"] == "gpt-4o-mini"
+    tools = {s.name: s for s in finished if s.name.startswith("execute_tool")}
+    assert tools["execute_tool get_weather"].attributes["gen_ai.tool.call.id"] == "call_weather_1"
+    assert tools["execute_tool final_answer"].attributes["gen_ai.tool.call.id"] == "call_final_1"
+    assert tools["execute_tool get_weather"].attributes["gen_ai.tool.description"] == "Weather of a city."
+    chats = [s for s in finished if s.name == "chat gpt-4o-mini"]
+    assert [c.attributes["agent_trace.tool_calls.ids"] for c in chats] == [
+        ("call_weather_1",),
+        ("call_final_1",),
+    ]
+
+    # what the server saw: the tool's result, after smolagents' "Calling tools" with the call id
+    bodies = [r["body"] for r in llm.requests]
+    assert len(bodies) == 2 and all(b.get("stream", False) is (how != "run") for b in bodies)
+    sent = bodies[1]["messages"]
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "user"]
+    assert "call_weather_1" in json.dumps(sent[2]) and TOOL_OUTPUT in json.dumps(sent[3], ensure_ascii=False)
+    # ... is what the session holds as that call's input, with a snapshot per model call
+    session = oat.load_session(checkpoint_file)
+    recorded = session.conversation()
+    assert [m["role"] for m in recorded] == ["system", "user", "assistant", "user", "assistant"]
+    assert json.dumps(recorded[3], ensure_ascii=False).count(TOOL_OUTPUT) == 1
+    assert recorded[-1]["tool_calls"][0]["id"] == "call_final_1"
+    snapshots = [e for e in session.events if e.type == "snapshot"]
+    assert len(snapshots) == 3  # one per model call, one at the run's end
+    assert snapshots[-1].data["model_info"] == {
+        "type": "OpenAIModel",
+        "model_id": "gpt-4o-mini",
+        "provider": "openai",
+    }
+    spans_in_session = spans_of(checkpoint_file)
+    run_entry = next(s for s in spans_in_session if s.name == "invoke_agent weather")
+    assert run_entry.content["agent_input"] == QUESTION and run_entry.content["agent_output"] == ANSWER
+    tool_entry = next(s for s in spans_in_session if s.name == "execute_tool get_weather")
+    assert tool_entry.content["tool_arguments"] == {"city": "Paris"}
+    assert tool_entry.content["tool_result"] == TOOL_OUTPUT
+
+
+def test_a_tool_error_is_on_its_span_and_the_run_goes_on(llm, memory_exporter):
+    @tool
+    def get_weather(city: str) -> str:
+        """Weather of a city.
+
+        Args:
+            city: The city.
+        """
+        raise RuntimeError("weather service down")
+
+    model = OpenAIModel(model_id="gpt-4o-mini", api_base=llm.openai_url, api_key="sk-test")
+    agent = ToolCallingAgent(tools=[get_weather], model=model, name="weather", verbosity_level=0)
+    llm.queue("openai_chat_tool_call", "openai_chat_final_answer_tool")
+    assert agent.run(QUESTION) == ANSWER  # smolagents hands the error to the model
+    (span,) = [s for s in memory_exporter.get_finished_spans() if s.name == "execute_tool get_weather"]
+    assert span.status.status_code is StatusCode.ERROR
+    assert span.attributes["error.type"] == "AgentToolExecutionError"
+
+
+def test_a_failed_run_ends_its_span_with_the_error(llm, memory_exporter):
+    llm.queue("openai_error_400")
+    with pytest.raises(smolagents.utils.AgentGenerationError):
+        _agent(llm).run(QUESTION)
+    (span,) = [s for s in memory_exporter.get_finished_spans() if s.name == "invoke_agent weather"]
+    assert span.status.status_code is StatusCode.ERROR
+    assert span.attributes["error.type"] == "AgentGenerationError"
+
+
+def test_the_recorded_conversation_is_restored_into_a_new_agent_that_continues_it(llm, checkpoint):
+    _run(llm, "run")
+    path = next(p for p in checkpoint.files if "checkpoint" in p.name)
+    checkpoint.stop()
+    session = oat.load_session(path)
+    agent = _agent(llm)
+    restored = resume_from_snapshot(session, None, agent=agent)
+    assert restored.target == "smolagents"
+    assert restored.snapshot_id == 3  # the run's end: its final answer's result too
+    (step,) = agent.memory.steps
+    texts = [(m.role.value, m.content[0]["text"]) for m in step.to_messages()]
+    assert [role for role, _ in texts] == ["user", "assistant", "user", "assistant", "user"]
+    assert texts[0][1] == f"New task:\n{QUESTION}" and "call_weather_1" in texts[1][1]
+    assert texts[2][1] == f"Observation:\n{TOOL_OUTPUT}" and "call_final_1" in texts[3][1]
+    assert texts[4][1] == f"Observation:\n{ANSWER}"
+
+    llm.reset()
+    llm.queue({"status": 200, "json": _final_answer("It will rain in Paris tomorrow.")})
+    done = resume_and_continue(session, None, "And tomorrow?", agent)
+    assert done.answer == "It will rain in Paris tomorrow."
+    sent = llm.requests[-1]["body"]["messages"]
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "user", "assistant", "user"]
+    text = json.dumps(sent, ensure_ascii=False)
+    assert QUESTION in text and TOOL_OUTPUT in text and "call_weather_1" in text
+    assert "New task:\nAnd tomorrow?" in sent[-1]["content"][-1]["text"]  # after the restored answer
+
+
+def _final_answer(text: str) -> dict[str, Any]:
+    from tests.fakes.llm_server import load_recording
+
+    body = load_recording("openai_chat_final_answer_tool")["json"]
+    body["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = json.dumps({"answer": text})
+    return body
