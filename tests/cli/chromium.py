@@ -185,8 +185,19 @@ class Browser:
         assert isinstance(box, list) and box[2] > 0, f"{selector} is not shown"
         return box[0], box[1]
 
+    def on_top(self, selector: str) -> bool:
+        """Whether the element is what is drawn at its centre (nothing covers it)."""
+        x, y = self._centre(selector)
+        return bool(
+            self.js(
+                f"(function () {{ var n = document.querySelector({json.dumps(selector)});"
+                f" var top = document.elementFromPoint({x}, {y}); return !!top && n.contains(top); }})()"
+            )
+        )
+
     def click(self, selector: str) -> None:
-        """A left click where the element is on the screen (whatever is drawn there gets it)."""
+        """A left click where the element is on the screen (it must be what is drawn there)."""
+        assert self.on_top(selector), f"{selector} is covered by another element"
         x, y = self._centre(selector)
         for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
             self.send("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)

@@ -25,6 +25,7 @@ def _step(steps: list[dict[str, Any]], index: int | None, tools: list[str]) -> d
         "entry": step.get("entry_id") or None,
         "error": step.get("error"),
         "duration_s": step.get("duration_s"),
+        "detail": step.get("detail") or None,  # its arguments and result, previewed
     }
 
 

@@ -613,8 +613,14 @@ window.addEventListener("error", function (ev) {
       conv.appendChild(list);
       conv.setAttribute("data-messages-shown", String(ids.length));
     }
+    function markSnapshot(t) {
+      run.snapshot = t;
+      Array.prototype.forEach.call(ticks.querySelectorAll(".snap-mark"), function (m) {
+        m.classList.toggle("current", !!t && m.getAttribute("data-snapshot") === String(t.snapshot_id));
+      });
+    }
     function conversationFor(span) {
-      run.snapshot = null;
+      markSnapshot(null);
       var own = turnOfSpan[span.id];
       if (own) {
         renderConversation("Model call " + span.name + ": " + (own.count - own.outputs) + " messages in, " + own.outputs + " out", turnIds(own), own.outputs, null);
@@ -631,13 +637,12 @@ window.addEventListener("error", function (ev) {
       }
     }
     function showSnapshot(t) {
-      run.snapshot = t;
+      markSnapshot(t);
       var owner = (t.span && byId[t.span]) || (t.parent && byEntry[t.parent]) || null;
       renderConversation("Snapshot #" + t.snapshot_id + (t.description ? " \u2014 " + t.description : "") + ": the conversation as it stood at +" + fmtDur(t.at),
         turnIds(t), 0, owner ? spanLink(owner, "its span: " + owner.name) : null);
       conv.setAttribute("data-snapshot", String(t.snapshot_id));
       tab("conversation");
-      place();
     }
     run.showSnapshot = function (id) {
       var t = snapshots.filter(function (s) { return String(s.snapshot_id) === String(id); })[0];
@@ -747,7 +752,9 @@ window.addEventListener("error", function (ev) {
   function stepCell(step, which, runOf) {
     var td = el("td", "step " + which);
     if (!step) return td;
-    td.textContent = step.tool + (step.duration_s !== null && step.duration_s !== undefined ? "  " + fmtDur(step.duration_s * 1e9) : "") + (step.error ? "  ERROR " + step.error : "");
+    td.appendChild(el("div", null, step.tool + (step.duration_s !== null && step.duration_s !== undefined ? "  " + fmtDur(step.duration_s * 1e9) : "")));
+    if (step.error) td.appendChild(el("div", "err", "ERROR " + oneLine(step.error, 200)));
+    if (step.detail) td.appendChild(el("div", "fact", oneLine(step.detail, 200)));
     if (step.entry) {
       td.setAttribute("data-entry", step.entry);
       td.title = "show this call's span in run " + which.toUpperCase();
