@@ -161,3 +161,77 @@ def test_devduck_and_dm_sessions_drawn(tmp_path):
         assert "data-script-error" not in body.group(0)
         for name in names:
             assert name in dom, name
+
+
+def _write_chatty_session(path: Path, calls: int, per_call: int, chars: int) -> None:
+    """A checkpoint-tier session of ``calls`` model calls, each after ``per_call`` new messages of
+    ``chars`` characters, its input the last 50 messages (a context kept short) and one output."""
+    n = 0
+
+    def line(etype: str, **fields: object) -> bytes:
+        nonlocal n
+        entry = {"id": f"abcd0000-{n:07d}", "parent_id": "abcd0000-0000000" if n else "", "type": etype}
+        entry["ts"] = T0 + n * 1000
+        entry.update(fields)
+        n += 1
+        return orjson.dumps(entry) + b"\n"
+
+    chat = {"gen_ai.operation.name": "chat"}
+    ids: list[str] = []
+    with open(path, "wb", buffering=1 << 20) as out:
+        out.write(line("session.start", layer="agent", session_id=SID, tier="checkpoint", metadata={}))
+        for call in range(calls):
+            sid = f"{call + 1:016x}"
+            for _ in range(per_call):
+                ids.append(f"abcd0000-{n:07d}")
+                out.write(
+                    line("message", layer="agent", role="user", content="m" * chars, content_chars=chars)
+                )
+            answer = f"abcd0000-{n:07d}"
+            out.write(line("message", layer="agent", role="assistant", content="a" * 50, content_chars=50))
+            content = {"input_message_ids": ids[-50:], "output_message_ids": [answer]}
+            out.write(line("span.start", layer="agent", name="chat m", span_id=sid, attributes=chat))
+            out.write(
+                line("span.end", layer="agent", name="chat m", span_id=sid, duration_ns=500,
+                     status={"code": "UNSET"}, attributes=chat, content=content)
+            )  # fmt: skip
+            ids.append(answer)
+
+
+def test_a_session_of_many_messages_in_bounded_memory(tmp_path):
+    """60 MB of message text: the page keeps 20 million characters of it whole, the rest cut
+    short (counted), in memory far below the text's size."""
+    session = tmp_path / f"{SID}.checkpoint.jsonl"
+    _write_chatty_session(session, 3_000, 10, 2_000)
+    page = tmp_path / "page.html"
+    code = textwrap.dedent(
+        f"""
+        import resource
+        from otel_agent_trace.offline.html import write_html
+        write_html({str(session)!r}, {str(page)!r})
+        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    baseline = subprocess.run(
+        [sys.executable, "-c", "import resource, otel_agent_trace.offline.html;"
+         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert (int(done.stdout) - int(baseline.stdout)) / 1024 < 40
+    text = page.read_text()
+    data = orjson.loads(re.search(r'id="session-data">(.*?)</script>', text, re.S).group(1))  # type: ignore[union-attr]
+    messages = orjson.loads(re.search(r'id="session-messages">(.*?)</script>', text, re.S).group(1))  # type: ignore[union-attr]
+    turns = orjson.loads(re.search(r'id="session-turns">(.*?)</script>', text, re.S).group(1))  # type: ignore[union-attr]
+    assert data["messages"] == len(messages) == 33_000 and data["full_text"]
+    assert data["message_texts_cut"] > 0
+    assert sum(len(m["text"] or "") for m in messages) < 30_000_000
+    assert len(turns) == data["turns"] == 3_000
+    roles = {m["id"]: m["role"] for m in messages}
+    listed: list[str] = []
+    for number, turn in enumerate(turns):  # each written against the one before: rebuilt so
+        listed = listed[: turn["keep"]] + turn["add"]
+        assert len(listed) == turn["count"] == min(50, 11 * number + 10) + 1
+        assert [roles[i] for i in listed[-2:]] == ["user", "assistant"]
+    assert len(text) < 60_000_000

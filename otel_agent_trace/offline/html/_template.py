@@ -231,7 +231,7 @@ window.addEventListener("error", function (ev) {
 
     var toolbar = el("div", "toolbar");
     var search = el("input");
-    search.type = "search"; search.className = "search"; search.placeholder = "search names, tools, attributes";
+    search.type = "search"; search.className = "search"; search.placeholder = "search names, tools, attributes, arguments";
     var layerSel = el("select", "layer-filter");
     [["", "every layer"], ["agent", "agent"], ["tool", "tool"], ["sys", "sys"]].forEach(function (o) {
       var opt = el("option", null, o[1]); opt.value = o[0]; layerSel.appendChild(opt);
@@ -450,7 +450,8 @@ window.addEventListener("error", function (ev) {
       if (span.hay === undefined) {
         var a = span.attributes || {};
         span.hay = (span.name + " " + span.layer + " " + (span.status_description || "") + " " +
-          JSON.stringify(a).slice(0, 4000) + " " + span.events.map(function (e) { return e.name; }).join(" ")).toLowerCase();
+          JSON.stringify(a).slice(0, 4000) + " " + (JSON.stringify(span.content) || "").slice(0, 4000) + " " +
+          span.events.map(function (e) { return e.name; }).join(" ")).toLowerCase();
       }
       return span.hay;
     }
