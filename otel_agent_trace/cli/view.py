@@ -49,6 +49,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("path", help="session .jsonl or .zip")
     p.add_argument(
+        "other",
+        nargs="?",
+        metavar="OTHER",
+        help="with --html: a second session, the two compared on one page (as diff --html)",
+    )
+    p.add_argument(
         "--json",
         action="store_true",
         help="print the entries as JSON Lines: one JSON object a line, streamed as the file is read (memory "
@@ -643,8 +649,14 @@ class _JsonLines:
 def run(args: argparse.Namespace) -> int:
     path = Path(args.path).expanduser()
     _check_input(path)
+    other = None if args.other is None else Path(args.other).expanduser()
+    if other is not None:
+        if not args.html:
+            print("otel-agent-trace: view shows a second session only with --html OUT", file=sys.stderr)
+            return 2
+        _check_input(other)
     if args.html:
-        from otel_agent_trace.offline.html import write_html
+        from otel_agent_trace.offline.html import write_compare_html, write_html
 
         target = Path(args.html)
         try:  # the name is ours, or refused: never overwritten (as report -o, fork, export)
@@ -661,12 +673,16 @@ def run(args: argparse.Namespace) -> int:
             )
             return 2
         try:
-            out = write_html(path, target)  # written beside it, then renamed over the empty file
+            # written beside it, then renamed over the empty file
+            out = write_html(path, target) if other is None else write_compare_html(path, other, target)
         except BaseException:
             target.unlink(missing_ok=True)  # bad input leaves no page
             raise
         if args.json:
-            sys.stdout.write(term.json_document({"session": str(path), "html": str(out)}))
+            written = {"session": str(path), "html": str(out)}
+            if other is not None:
+                written["other"] = str(other)
+            sys.stdout.write(term.json_document(written))
         else:
             print(f"wrote {term.clean(out)}")
         return 0
