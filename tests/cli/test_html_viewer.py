@@ -396,3 +396,24 @@ def test_markup_in_messages_stays_text(tmp_path):
         assert len(_texts(browser, ".conversation .msg")) == 2
         assert browser.js("document.body.hasAttribute('data-pwned')") is False
         assert browser.js("document.querySelectorAll('#app script, #app img').length") == 0
+
+
+def test_view_html_of_two_sessions_is_the_comparison(demo_both_dir, variant_dir, tmp_path):
+    base = _one(demo_both_dir, "session-*[0-9a-f].jsonl")
+    candidate = _one(variant_dir, "session-*[0-9a-f].jsonl")
+    out = tmp_path / "two.html"
+    done = cli("view", str(base), str(candidate), "--html", str(out), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"session": str(base), "html": str(out), "other": str(candidate)}
+    refused = cli("view", str(base), str(candidate))
+    assert refused.returncode == 2 and "--html" in refused.stderr and refused.stdout == ""
+    with Browser(out) as browser:
+        _no_script_error(browser)
+        assert browser.js("document.body.getAttribute('data-view')") == "compare"
+        rows = _all(browser, "#compare .aligned tr[data-op]", "n.getAttribute('data-op')")
+        assert rows and "equal" in rows and set(rows) - {"equal"}
+        browser.click('.apptabs button[data-view="b"]')
+        rendered = browser.js(
+            "document.querySelector('[data-run=other]').getAttribute('data-rendered-spans')"
+        )
+        assert rendered == str(len(oat.load_session(candidate).spans))
