@@ -5,6 +5,10 @@ under its session id. Only the head of each file is read (its first line, or a Z
 ``metadata.json``, both with a size cap) and the tail of a ``.jsonl`` (for ``session.end``), so
 listing is fast whatever the sizes. Symbolic links, FIFOs, devices and directories are skipped,
 never opened.
+
+A DM-Code-Agent file's status and duration are its last ``run_end``'s (``status``,
+``duration_seconds``: the agent's own measure), as DM's own summary takes them — never its
+timestamps; the file is read backwards from its end for it, at most :data:`DM_SCAN_BYTES`.
 """
 
 from __future__ import annotations
@@ -24,11 +28,13 @@ import orjson
 
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace.offline import terminal as term
+from otel_agent_trace.offline.formats import dm
 from otel_agent_trace.settings import get_settings
 
 HEAD_BYTES = 1 << 20  # the first line (session.start, with its metadata) must fit here
 TAIL_BYTES = 64 << 10  # where session.end is looked for
 META_BYTES = 1 << 20  # a ZIP's metadata.json larger than this is not read
+DM_SCAN_BYTES = 64 << 20  # how far back from a DM file's end its last run_end is looked for
 
 # <session>[.p<pid>][.checkpoint].(jsonl|zip)
 _NAME = re.compile(r"^(?P<base>.+?)(?P<child>\.p\d+)?(?P<checkpoint>\.checkpoint)?\.(?P<ext>jsonl|zip)$")
@@ -49,6 +55,7 @@ class SessionFiles:
     size: int = 0
     mtime: float = 0.0
     foreign: str | None = None
+    status: str | None = None  # a DM-Code-Agent run's own status (its last run_end's)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -62,6 +69,7 @@ class SessionFiles:
             "bytes": self.size,
             "files": [p.name for p in self.files],
             **({"format": self.foreign} if self.foreign else {}),
+            **({"status": self.status} if self.status is not None else {}),
         }
 
 
@@ -119,6 +127,30 @@ def _tail_has_end(path: Path, size: int) -> tuple[bool, float | None]:
             if isinstance(entry, dict) and entry.get("event_type") == "session.stop":
                 return True, None
     return False, None
+
+
+def _last_run_end(path: Path, size: int) -> dict[str, Any] | None:
+    """The payload of a DM-Code-Agent file's last ``run_end`` line (``None`` when there is none in
+    its last :data:`DM_SCAN_BYTES`), read backwards a block at a time."""
+    end, carry = size, b""
+    with open(path, "rb") as stream:
+        while end > 0 and size - end < DM_SCAN_BYTES:
+            start = max(end - TAIL_BYTES, 0)
+            stream.seek(start)
+            lines = (stream.read(end - start) + carry).split(b"\n")
+            carry = lines.pop(0) if start > 0 else b""  # (its start is in the block before)
+            for line in reversed(lines):
+                if b'"run_end"' not in line:
+                    continue
+                try:
+                    entry = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    continue
+                if isinstance(entry, dict) and entry.get("event") == dm.RUN_END:
+                    payload = entry.get("payload")
+                    return payload if isinstance(payload, dict) else {}
+            end = start
+    return None
 
 
 def _zip_metadata(path: Path) -> dict[str, Any] | None:
@@ -199,9 +231,12 @@ def _read_one(path: Path, st: os.stat_result) -> tuple[str, dict[str, Any]] | No
         facts["start"] = _timestamp(first.get("ts"))
         facts["complete"], facts["duration"] = _tail_has_end(path, st.st_size)
     elif "event" in first and "payload" in first:  # DM-Code-Agent
-        session_id = first.get("run_id")
-        facts.update(start=_timestamp(first.get("timestamp")), foreign="dm-code-agent", tier=None)
-        facts["complete"], facts["duration"] = False, None
+        # a run's id; a fork (a file of its own, beginning as its source does) by its file's name
+        session_id = match["base"] if ".fork-" in match["base"] else first.get("run_id")
+        facts.update(start=_timestamp(first.get("timestamp")), foreign=dm.NAME, tier=None)
+        run_end = _last_run_end(path, st.st_size)
+        facts["complete"] = run_end is not None
+        facts["status"], facts["duration"] = dm.run_end_facts(run_end) if run_end is not None else ("", None)
     elif "event_type" in first:  # DevDuck events, unzipped
         session_id = None
         facts.update(start=_timestamp(first.get("timestamp_ns")), foreign="devduck", tier=None)
@@ -245,6 +280,8 @@ def find_sessions(directory: Path) -> list[SessionFiles]:
             group.tiers.add(str(facts["tier"]))
         if facts.get("foreign"):
             group.foreign = facts["foreign"]
+        if facts.get("status"):
+            group.status = str(facts["status"])
         if not facts.get("child"):
             if facts.get("start") is not None:
                 group.start_ts = (
@@ -267,7 +304,7 @@ def _size(n: int) -> str:
 def row(group: SessionFiles) -> str:
     """One line for a session: id, start, duration, state, tiers, size, files."""
     started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(group.start_ts)) if group.start_ts else "?"
-    state = "complete" if group.complete else "unfinished"
+    state = term.fit(group.status, 20) if group.status else "complete" if group.complete else "unfinished"
     files = []
     if group.zips:
         files.append("zip" if group.zips == 1 else f"{group.zips} zips")

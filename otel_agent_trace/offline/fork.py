@@ -3,20 +3,32 @@ the fork point, then one ``fork`` entry whose parent is the fork point.
 
 The output is created exclusively (``O_EXCL``): an existing file is never overwritten. A fork of a
 checkpoint-tier session stays private (``0600``, named ``.checkpoint.jsonl``).
+
+A DM-Code-Agent file is forked as DM forks it (``dm-agent-trace fork``): its own lines up to the
+point, each as DM loads it (a pre-2.0 line with its ``legacy-NNNN`` id and parent), then a DM
+``fork`` entry ``{source, forked_from_entry_id, entry_count}`` under the point, in
+``<source stem>.fork-<point>.jsonl``. It is resumable when a ``checkpoint`` at or before the point
+holds the conversation, as ``dm-agent --resume`` needs.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import time
+import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from otel_agent_trace import session_format as fmt
+from otel_agent_trace.session_format.reader import iter_lines, open_source
 
+from .formats import BadEntry, dm
 from .replay.timeline import resolve_id
-from .resume import ResumeError, _is_native, resumable_context
+from .resume import ResumeError, _foreign_snapshot, _is_native, _plain, resumable_context, valid_history
 
 PRIVATE_MODE = 0o600
 SHARED_MODE = 0o644
@@ -47,7 +59,10 @@ class ForkResult:
 
 
 def default_output(session: Any, fork_point: str) -> Path:
-    """``<source dir>/<source session>.fork-<fork point>[.checkpoint].jsonl``."""
+    """``<source dir>/<source session>.fork-<fork point>[.checkpoint].jsonl`` (a DM-Code-Agent
+    file: ``<source stem>.fork-<fork point>.jsonl``, as DM names it)."""
+    if session.format is dm:
+        return session.path.with_name(f"{session.path.stem}.fork-{fork_point}{fmt.JSONL_SUFFIX}")
     tier_part = fmt.CHECKPOINT_SUFFIX if session.tier == "checkpoint" else ""
     return session.path.parent / f"{session.session_id}.fork-{fork_point}{tier_part}{fmt.JSONL_SUFFIX}"
 
@@ -67,6 +82,8 @@ def _resumable(session: Any, fork_point: str) -> tuple[bool, int | None, str, in
             snapshot_id = event.data.get("snapshot_id")
         if event.id == fork_point:
             break
+    if session.format is dm:
+        return _dm_resumable(session, fork_point)
     if not _is_native(session):
         why = (
             f"a {session.format.NAME} file keeps its conversation in its snapshots, which a fork does not "
@@ -96,12 +113,100 @@ def _resumable(session: Any, fork_point: str) -> tuple[bool, int | None, str, in
     return True, snapshot_id, reason, count, context.cut
 
 
+def _dm_resumable(session: Any, fork_point: str) -> tuple[bool, int | None, str, int, str | None]:
+    """DM's rule: a ``checkpoint`` at or before the point (the latest one), holding a conversation."""
+    try:
+        snapshot, entry_id = _foreign_snapshot(session, None, fork_point)
+    except ResumeError:
+        why = (
+            "no checkpoint entry at or before the fork point: this branch can be inspected but not "
+            "resumed (record with dm-agent --checkpoint FILE.jsonl to make forks resumable)"
+        )
+        return False, None, why, 0, None
+    context = valid_history([_plain(m) for m in snapshot["agent_messages"]], entry_id)
+    count = len(context.messages)
+    if not any(m.get("role") != "system" for m in context.messages):
+        return False, snapshot["snapshot_id"], f"the checkpoint {entry_id} holds no conversation", 0, None
+    reason = f"the checkpoint {entry_id} ({snapshot['description']}), {count} messages"
+    if context.cut:
+        reason += f"; {context.cut}"
+    return True, snapshot["snapshot_id"], reason, count, context.cut
+
+
+def _dm_lines(session: Any, point: str) -> Iterator[bytes]:
+    """DM's own lines of the source up to and including ``point``, each as DM loads it (an entry
+    without an id gets its ``legacy-NNNN`` one, a missing parent the entry before), keys sorted as
+    DM writes them. Read again from the file, a line at a time."""
+    normalizer = dm.Normalizer()
+    with open_source(session.path) as source:
+        for _, raw in iter_lines(source.stream, source.name, issues=[]):
+            try:
+                entry = normalizer.normalize(raw)
+            except BadEntry:
+                continue  # as the loaded session skipped it
+            line = dict(raw)
+            if not line.get("id"):
+                line["id"] = entry["id"]
+            if line.get("parent_id") is None:
+                line["parent_id"] = entry["parent_id"]
+            yield (json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n").encode()
+            if entry["id"] == point:
+                return
+
+
+def _dm_fork_entry(session: Any, point: str, count: int) -> bytes:
+    """DM's ``fork`` entry, under the fork point, written by a writer of its own (a new run id)."""
+    run_id = uuid.uuid4().hex
+    entry = {
+        "id": f"{run_id[:8]}-0001",
+        "parent_id": point,
+        "timestamp": datetime.now(timezone.utc).isoformat(),
+        "run_id": run_id,
+        "event": dm.FORK,
+        "payload": {"source": str(session.path), "forked_from_entry_id": point, "entry_count": count},
+    }
+    return (json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n").encode()
+
+
+def _write_new(path: Path, mode: int, chunks: Iterator[bytes]) -> None:
+    """``chunks`` into a file that did not exist (``O_EXCL``), with ``mode`` whatever the umask."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        os.fchmod(fd, mode)
+        for chunk in chunks:
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+
+
+def _fork_dm(session: Any, point: str, path: Path) -> ForkResult:
+    mode = PRIVATE_MODE if session.tier == "checkpoint" else SHARED_MODE
+    copied = 0
+
+    def chunks() -> Iterator[bytes]:
+        nonlocal copied
+        for line in _dm_lines(session, point):
+            copied += 1
+            yield line
+        yield _dm_fork_entry(session, point, copied)
+
+    _write_new(path, mode, chunks())
+    ok, snapshot_id, reason, count, cut = _dm_resumable(session, point)
+    return ForkResult(
+        path, session.session_id, point, copied, session.tier, ok, snapshot_id, reason, count, cut
+    )
+
+
 def fork_session(session: Any, at: str, output: str | os.PathLike[str] | None = None) -> ForkResult:
     """Write the branch; ``at`` is an entry id or a unique prefix (``EntryNotFound`` otherwise).
     Raises ``FileExistsError`` rather than overwrite ``output``."""
     ids = [e.id for e in session.events]
     point = resolve_id(ids, at)
     path = Path(output) if output is not None else default_output(session, point)
+    if session.format is dm:
+        return _fork_dm(session, point, path)
     copied: list[bytes] = []
     last_ts = 0
     for event in session.events:

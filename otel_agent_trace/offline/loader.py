@@ -141,12 +141,16 @@ def _entries_of(
     lenient: bool,
     normalizer: Any | None,
     module: ModuleType | None,
+    source: Source | None = None,
 ) -> Iterator[tuple[ModuleType, dict[str, Any]]]:
     """The entries of one file, each normalised by its format (told from its first entry)."""
     for line, raw in iter_lines(stream, name, issues=issues, strict=not lenient):
         if module is None:
             module = formats.detect(raw)
-            normalizer = module.Normalizer()
+            if module is devduck:  # told what its metadata.json says (a ring may have lost the start)
+                normalizer = devduck.Normalizer(None if source is None else _devduck_metadata(source))
+            else:
+                normalizer = module.Normalizer()
         try:
             entry = normalizer.normalize(raw)  # type: ignore[union-attr]
         except BadEntry as exc:
@@ -155,6 +159,18 @@ def _entries_of(
             issues.append(ReadIssue(name, line, f"{exc}; skipped"))
             continue
         yield module, entry
+
+
+def _devduck_metadata(source: Source) -> dict[str, Any] | None:
+    """A DevDuck ZIP's ``metadata.json`` (``None`` when there is none, or it is no JSON object:
+    what is wrong with it is said where the ZIP's members are read)."""
+    if source.archive is None:
+        return None
+    try:
+        meta = source.archive.read_json(fmt.ZIP_METADATA)
+    except fmt.SessionFormatError:
+        return None
+    return meta if isinstance(meta, dict) else None
 
 
 def _stream(
@@ -172,7 +188,7 @@ def _stream(
     with open_source(path) as source:
         if on_source is not None:
             on_source(source)
-        for module, entry in _entries_of(source.stream, source.name, issues, lenient, None, None):
+        for module, entry in _entries_of(source.stream, source.name, issues, lenient, None, None, source):
             root = root or entry
             yield module, entry
         in_archive = source.archive is not None
@@ -308,6 +324,8 @@ class LoadedSession:
         if not self.events:
             raise fmt.SessionFormatError(self.path, None, "no session entries")
         self._index()
+        if self.evicted_events:  # told, not an issue: nothing in the file is wrong, it is lossy
+            warnings.warn(clean(self._evicted_note()), SessionReadWarning, stacklevel=3)
         if strict and self.issues:
             first = self.issues[0]
             raise fmt.SessionFormatError(first.path, first.line, f"{first.reason} (strict)")
@@ -420,8 +438,40 @@ class LoadedSession:
 
     @property
     def tier(self) -> str:
+        """``trace`` or ``checkpoint`` (the tier whose messages can be resumed): ours as the file
+        says; a DM-Code-Agent file is checkpoint-tier when a ``checkpoint`` entry holds its
+        conversation (DM's ``--checkpoint`` file)."""
+        if self.format is dm:
+            return "checkpoint" if self._dm_checkpoints else "trace"
         tier = self.root.data.get("tier") or (self._archive_metadata or {}).get("tier") or "trace"
         return str(tier)
+
+    @cached_property
+    def _dm_checkpoints(self) -> int:
+        return sum(1 for e in self.events if e.type == dm.CHECKPOINT and dm.conversation(e.data) is not None)
+
+    @cached_property
+    def evicted_events(self) -> int:
+        """How many events DevDuck's ring of 10,000 dropped before the file was written (its
+        ``metadata.json`` counts them, ``session.start`` goes first); 0 for every other file."""
+        if self.format is not devduck:
+            return 0
+        end = self._end()
+        return devduck.evicted(
+            len(self.events),
+            end is not None,
+            self._archive_metadata or {},
+            None if end is None else end.data.get("events"),
+        )
+
+    def _evicted_note(self) -> str:
+        meta = self._archive_metadata or {}
+        started = "" if self.root.type == devduck.START else f", {devduck.START} among them"
+        return (
+            f"{self.path}: DevDuck's ring of {devduck.RING:,} events dropped the first "
+            f"{self.evicted_events:,} of this session{started} (metadata.json total_events "
+            f"{meta.get('total_events')}, {len(self.events):,} in events.jsonl)"
+        )
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -436,6 +486,10 @@ class LoadedSession:
             start = next((e for e in self.events if e.type == "run_start"), None)
             if start is not None:
                 meta.update({k: v for k, v in start.data.items() if k not in MESSAGE_ENTRY_KEYS})
+            if self.format is dm:
+                end = self._end()
+                meta["tier"] = self.tier
+                meta["status"], meta["duration_seconds"] = dm.run_end_facts(end.data) if end else ("", None)
             return meta
         root_meta = self.root.data.get("metadata")
         meta = dict(root_meta) if isinstance(root_meta, dict) else {}
@@ -454,8 +508,13 @@ class LoadedSession:
         return None
 
     @property
-    def duration(self) -> float:
-        """Seconds from the first entry to the end of the session (or its last entry)."""
+    def duration(self) -> float | None:
+        """Seconds from the first entry to the end of the session (or its last entry). DevDuck's
+        and DM's are their own measure: ``session.stop``'s, the last ``run_end``'s
+        ``duration_seconds`` (DM never reads its timestamps: ``None`` when no ``run_end`` says)."""
+        if self.format is dm:
+            end = self._end()
+            return None if end is None else dm.run_end_facts(end.data)[1]
         if self.format is devduck:
             own = devduck.duration_s(self.events, self._archive_metadata or {})
             if own is not None:
@@ -485,17 +544,12 @@ class LoadedSession:
         return fmt.build_snapshots(lambda: (e.data for e in self.events))
 
     def _dm_snapshots(self) -> list[dict[str, Any]]:
+        """DM's ``checkpoint`` entries, numbered from 1, each with its conversation."""
         out = []
         since = 0
         for event in self.events:
             if event.type in dm.SNAPSHOT_TYPES:
-                view = fmt.snapshot_view(event.data, {}, since)
-                view["snapshot_id"] = len(out) + 1
-                messages = event.data.get("messages")
-                if isinstance(messages, list):
-                    view["agent_messages"] = messages
-                    view["agent_messages_count"] = len(messages)
-                out.append(view)
+                out.append(dm.snapshot(event.data, len(out) + 1, since))
                 since = 0
             else:
                 since += 1
@@ -687,7 +741,7 @@ class LoadedSession:
     def __repr__(self) -> str:
         return (
             f"LoadedSession(id={self.session_id}, events={len(self.events)}, "
-            f"snapshots={len(self.snapshots)}, duration={self.duration:.1f}s)"
+            f"snapshots={len(self.snapshots)}, duration={_seconds(self.duration)})"
         )
 
     # --- replay and resume (in their own modules) --------------------------------------------
@@ -711,6 +765,16 @@ class LoadedSession:
         from otel_agent_trace.offline.resume import resume_and_continue
 
         return resume_and_continue(self, snapshot_id, new_query, agent)
+
+
+def _seconds(value: float | None) -> str:
+    """DevDuck's ``10.0s`` from a second up; below, what was measured (``0.015s``, not ``0.0s``)."""
+    if value is None:
+        return "unknown"
+    if value >= 1 or value == 0:
+        return f"{value:.1f}s"
+    shown = f"{value:.3g}"
+    return (f"{value:.9f}".rstrip("0") if "e" in shown else shown) + "s"
 
 
 def _to_ns(bound: Any) -> int | None:

@@ -14,7 +14,12 @@ session entries, so ``analyze``, ``diff`` and ``report`` give the same checklist
   events under the tool call running then; ``http.*`` events are HTTP requests and
   ``process.*`` / ``subprocess.*`` events processes (a status of 400 or more, an error or a
   non-zero exit code is a failure); ``message`` events are messages (their 500-character
-  preview), ``snapshot.created`` snapshots, ``session.stop`` the end with its duration.
+  preview), ``snapshot.created`` snapshots, ``session.stop`` the end with its duration. A file
+  whose ``session.start`` DevDuck's ring dropped is named by its ``metadata.json`` (the loader
+  hands its ``session_id`` and ``total_events`` over on the first entry, as ``evicted_start``);
+  its session start is then made up here, flagged ``evicted_start`` (it is no entry of the file,
+  and the file has no start), and its metadata says how many events the ring dropped
+  (``events_evicted``).
 
 Entries are made one by one as the file is read (nothing is kept but the running tool calls).
 """
@@ -28,6 +33,7 @@ from urllib.parse import urlsplit
 from otel_agent_trace import semconv
 from otel_agent_trace import session_format as fmt
 
+from ..formats import devduck
 from . import classify as cls
 
 # Entry "types" only this module makes (objects, never a string read from a file): a failure
@@ -359,23 +365,41 @@ def _error_of(data: dict[str, Any]) -> str | None:
     return None
 
 
+def _evicted_start(entry: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
+    """The session start of a DevDuck file whose ``session.start`` the ring dropped, made from
+    ``metadata.json``: flagged ``evicted_start`` (no entry of the file: not to be counted as one,
+    and the file still has no start)."""
+    start = _session_start(entry, _text(meta.get("session_id")) or entry["id"], "devduck", meta)
+    start["evicted_start"] = True
+    meta["session_start_evicted"] = True
+    return start
+
+
 def devduck_entries(entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     """A DevDuck session's events (as the loader maps them) as ours."""
     started = False
+    present = 0
+    stopped: dict[str, Any] | None = None
+    meta: dict[str, Any] = {}
     calls: dict[str, list[tuple[str, int, Any]]] = {}  # tool name -> running calls (span id, ts, args)
     running: list[str] = []  # span ids of running tool calls, newest last
     for entry in entries:
+        present += 1
         event = _text(entry.get("type"))
         ts = entry.get("ts") or 0
         data = entry
         current = running[-1] if running else None
         if not started:
             started = True
-            meta = _own(entry) if event == "session.start" else {}
-            yield _session_start(entry, _text(meta.get("session_id")) or entry["id"], "devduck", meta)
             if event == "session.start":
+                meta = _own(entry)
+                yield _session_start(entry, _text(meta.get("session_id")) or entry["id"], "devduck", meta)
                 continue
+            saved = entry.get("evicted_start")
+            meta = {k: v for k, v in saved.items() if k != "format"} if isinstance(saved, dict) else {}
+            yield _evicted_start(entry, meta)
         if event == "session.stop":
+            stopped = entry
             duration = _seconds_ns(data, ("duration",), ())
             yield _session_end(entry, duration, len(running))
         elif event == fmt.MESSAGE:
@@ -471,6 +495,11 @@ def devduck_entries(entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any
             }
         else:
             yield _event(entry, event, _text(entry.get("layer")) or fmt.LAYER_AGENT, current, {})
+    if meta.get("session_start_evicted"):  # how many the ring dropped (the loader's count)
+        meta["events_present"] = present
+        meta["events_evicted"] = devduck.evicted(
+            present, stopped is not None, meta, None if stopped is None else stopped.get("events")
+        )
 
 
 def _host(url: str) -> str:
