@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from otel_agent_trace.offline import analysis
+from otel_agent_trace.offline.analysis.directory import dm_markdown
 from otel_agent_trace.offline.terminal import clean, fit, json_document, width
 
 
@@ -234,6 +235,39 @@ def render(result: dict[str, Any], out: IO[str]) -> None:
         out.write(f"unreadable lines: {result['issue_count']}\n")
         for issue in result["issues"][:5]:
             out.write("  " + fit(issue, w) + "\n")
+    if "dm" in result:
+        render_dm(result["dm"], out, cols)
+
+
+def _yes(value: Any) -> str:
+    return "yes" if value else "no"
+
+
+def render_dm(dm: dict[str, Any], out: IO[str], cols: int) -> None:
+    """DM-Code-Agent's own verdicts on its file, by its rules and with its names (what
+    ``dm-agent-trace analyze`` says), after our checklist."""
+    recovery, verification = dm["recovery"], dm["verification"]
+    signals, health = dm["hallucination_signals"], dm["trace_health"]
+    took = _s(dm["duration_seconds"]) if dm["duration_seconds"] is not None else "none recorded"
+    lines = [
+        "DM-Code-Agent's own analysis (its rules, its field names):",
+        f"  task: {clean(dm['task'])}",
+        f"  status: {clean(dm['status']) or '(no run_end)'}; duration_seconds (run_end): {took}",
+        f"  primary failure stage: {clean(dm['primary_failure_stage'])}; "
+        f"final failure stage: {clean(dm['final_failure_stage'])}",
+        f"  recovery: failures={recovery['failure_event_count']}, replans={recovery['replan_count']}, "
+        f"replanned_after_failure={_yes(recovery['replanned_after_failure'])}, "
+        f"recovered={_yes(recovery['recovered'])}",
+        f"  verification: actions={verification['count']}, "
+        f"before_finish={_yes(verification['before_finish'])}, gap={_yes(verification['gap'])}",
+        f"  hallucination signals: edit_without_read={signals['edit_without_read_count']}, "
+        f"guard_blocks={signals['edit_guard_blocks']}, truncations={signals['truncation_hits']}, "
+        f"missing_paths={signals['missing_path_reference_count']}",
+        f"  trace health: {health['grade']} ({health['score']:.2f})"
+        + (f"; issues: {', '.join(clean(i) for i in health['issues'])}" if health["issues"] else ""),
+    ]
+    for line in lines:
+        out.write(fit(line, cols) + "\n")
 
 
 # --- analyze-dir -------------------------------------------------------------------------------
@@ -270,7 +304,7 @@ def run_dir(args: argparse.Namespace) -> int:
     )
     summary = analysis.aggregate(results, root)
     if args.markdown:
-        text = analysis.directory_summary(summary, str(root))
+        text = analysis.directory_summary(summary, str(root)) + dm_section(summary)
         try:
             with open(args.markdown, "x", encoding="utf-8") as handle:
                 handle.write(text)
@@ -289,6 +323,12 @@ def run_dir(args: argparse.Namespace) -> int:
         if "error" not in row
     )
     return 1 if findings else 0
+
+
+def dm_section(summary: dict[str, Any]) -> str:
+    """DM's own sections of the Markdown summary, after ours (none without DM files)."""
+    text = dm_markdown(summary)
+    return "\n" + text if text else ""
 
 
 def render_dir(summary: dict[str, Any], directory: str, out: IO[str]) -> None:
@@ -323,6 +363,23 @@ def render_dir(summary: dict[str, Any], directory: str, out: IO[str]) -> None:
             )
             + "\n"
         )
+    dm = summary.get("dm")
+    if dm:
+        rate = dm["recovery_success_rate"]
+        signals = dm["hallucination_signals"]
+        for line in (
+            f"DM-Code-Agent's own analysis of {dm['analyzed_traces']} DM files (its rules): "
+            f"verification gaps {dm['verification_gap_count']}; recovery "
+            f"{dm['recovered_runs']}/{dm['runs_with_failures']}"
+            + (f" ({rate:.1%})" if rate is not None else ""),
+            "  trace health: " + ", ".join(f"{k} {v}" for k, v in dm["trace_health_counts"].items()),
+            "  final failure stages: "
+            + ", ".join(f"{clean(k)} {v}" for k, v in dm["final_failure_stage_counts"].items()),
+            f"  hallucination signals: edit_without_read={signals['edit_without_read_count']}, "
+            f"guard_blocks={signals['edit_guard_blocks']}, truncations={signals['truncation_hits']}, "
+            f"missing_paths={signals['missing_path_reference_count']}",
+        ):
+            out.write(fit(line, cols) + "\n")
     out.write("sessions:\n")
     for row in summary["rows"]:
         if "error" in row:

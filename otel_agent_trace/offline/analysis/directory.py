@@ -3,6 +3,12 @@
 A session is counted once: its trace-tier ``.jsonl`` (with its child files), else its
 checkpoint-tier ``.jsonl``, else its ZIP. Child-process files (``<session>.p<pid>.jsonl``) are
 part of their parent's session, never sessions of their own.
+
+DM-Code-Agent files also get DM's own directory summary (:func:`dm_summary`, ``dm`` in the
+aggregate; its Markdown sections from :func:`dm_markdown`): files analysed, errors, verification
+gaps, runs with failures, recovered runs and the recovery rate, the hallucination signals summed,
+counts by DM's health grade and by primary and final stage, and a row per trace — DM's fields with
+DM's meaning (``dm-agent-trace analyze-dir``), beside ours.
 """
 
 from __future__ import annotations
@@ -97,6 +103,8 @@ def _one(job: tuple[str, list[Path] | None, int]) -> dict[str, Any]:
     for key in _NOT_AGGREGATED:  # less to send back; and no content leaves the worker
         result.pop(key, None)
     result["unfinished"]["spans"] = []
+    if "dm" in result:
+        result["dm"].pop("task", None)  # the user's prompt: content
     return result
 
 
@@ -167,7 +175,130 @@ def row(result: dict[str, Any], root: Path) -> dict[str, Any]:
         "unfinished": result["unfinished"]["count"],
         "bad_lines": result.get("issue_count", 0),
         **({"first_bad_line": result["first_issue"]} if "first_issue" in result else {}),
+        **({"dm": _dm_row(result["dm"])} if "dm" in result else {}),
     }
+
+
+def _dm_row(verdicts: dict[str, Any]) -> dict[str, Any]:
+    """A DM-Code-Agent file's row of DM's table: its verdicts, no content."""
+    health = verdicts["trace_health"]
+    return {
+        "status": verdicts["status"],
+        "grade": health["grade"],
+        "score": health["score"],
+        "primary_failure_stage": verdicts["primary_failure_stage"],
+        "final_failure_stage": verdicts["final_failure_stage"],
+        "verification_gap": verdicts["verification"]["gap"],
+        "replan_count": verdicts["recovery"]["replan_count"],
+    }
+
+
+DM_SIGNALS = (
+    "edit_without_read_count",
+    "edit_guard_blocks",
+    "truncation_hits",
+    "missing_path_reference_count",
+)
+
+
+def dm_summary(results: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """DM's ``analyze-dir`` summary of the DM-Code-Agent files among ``results`` (``None`` when
+    there are none): counts and rates by DM's rules, with DM's field names. Unreadable files are
+    its errors (their format unknown)."""
+    verdicts = [r["dm"] for r in results if "dm" in r]
+    if not verdicts:
+        return None
+    errors = sum(1 for r in results if "error" in r)
+    failed = [v for v in verdicts if v["recovery"]["failure_event_count"]]
+    recovered = [v for v in failed if v["recovery"]["recovered"]]
+    grades: dict[str, int] = {}
+    primary: dict[str, int] = {}
+    final: dict[str, int] = {}
+    for v in verdicts:
+        _add(grades, v["trace_health"]["grade"] or "unknown")
+        _add(primary, v["primary_failure_stage"] or "none")
+        _add(final, v["final_failure_stage"] or "none")
+    return {
+        "total_files": len(verdicts) + errors,
+        "analyzed_traces": len(verdicts),
+        "error_count": errors,
+        "verification_gap_count": sum(1 for v in verdicts if v["verification"]["gap"]),
+        "runs_with_failures": len(failed),
+        "recovered_runs": len(recovered),
+        "recovery_success_rate": len(recovered) / len(failed) if failed else None,
+        "hallucination_signals": {
+            key: sum(int(v["hallucination_signals"].get(key) or 0) for v in verdicts) for key in DM_SIGNALS
+        },
+        "trace_health_counts": dict(sorted(grades.items())),
+        "primary_failure_stage_counts": dict(sorted(primary.items())),
+        "final_failure_stage_counts": dict(sorted(final.items())),
+    }
+
+
+def _code(value: Any) -> str:
+    """A value in a Markdown code span (backticks and line breaks out: a file's text)."""
+    return "`" + " ".join(str(value).replace("`", "'").split())[:200] + "`"
+
+
+def dm_markdown(summary: dict[str, Any]) -> str:
+    """DM's sections of an ``analyze-dir --markdown`` report (empty without DM files): its health
+    counts, recovery rate and hallucination signals, final stages and a table per trace —
+    verdicts and counts only, no prompt, observation or answer."""
+    dm = summary.get("dm")
+    if not dm:
+        return ""
+    signals = dm["hallucination_signals"]
+    rate = dm["recovery_success_rate"]
+    analysed = f"{dm['analyzed_traces']}/{dm['total_files']}"
+    recovered = f"{dm['recovered_runs']}/{dm['runs_with_failures']}"
+    out = [
+        "## DM-Code-Agent trace analysis",
+        "",
+        "_DM-Code-Agent's own verdicts, by its rules (`dm-agent-trace analyze-dir`), for the DM files._",
+        "",
+        f"- Traces analyzed: {_code(analysed)}",
+        f"- Errors: {_code(dm['error_count'])}",
+        f"- Verification gaps: {_code(dm['verification_gap_count'])}",
+        "",
+        "### Trace Health",
+        "",
+        *(f"- {_code(grade)}: {_code(n)}" for grade, n in dm["trace_health_counts"].items()),
+        "",
+        "### Recovery & Hallucination Signals",
+        "",
+        (
+            f"- Recovery success rate: {_code(f'{rate:.1%}')} ({_code(recovered)})"
+            if rate is not None
+            else "- Recovery success rate: `n/a` (no runs with failures)"
+        ),
+        f"- Edits without a prior read: {_code(signals['edit_without_read_count'])}",
+        f"- Edit-guard blocks: {_code(signals['edit_guard_blocks'])}",
+        f"- Truncated observations: {_code(signals['truncation_hits'])}",
+        f"- Missing-path references: {_code(signals['missing_path_reference_count'])}",
+        "",
+        "### Primary Failure Stages",
+        "",
+        *(f"- {_code(stage)}: {_code(n)}" for stage, n in dm["primary_failure_stage_counts"].items()),
+        "",
+        "### Final Failure Stages",
+        "",
+        *(f"- {_code(stage)}: {_code(n)}" for stage, n in dm["final_failure_stage_counts"].items()),
+        "",
+        "### Trace Details",
+        "",
+        "| Trace | Status | Health | Final failure | Verification gap | Replans |",
+        "| --- | --- | --- | --- | ---: | ---: |",
+    ]
+    for r in summary["rows"]:
+        v = r.get("dm")
+        if v is None:
+            continue
+        out.append(
+            f"| {_code(r['file'])} | {_code(v['status'])} | {_code(v['grade'])} ({v['score']}) "
+            f"| {_code(v['final_failure_stage'])} | {'yes' if v['verification_gap'] else 'no'} "
+            f"| {int(v['replan_count'] or 0)} |"
+        )
+    return "\n".join(out) + "\n"
 
 
 def aggregate(results: list[dict[str, Any]], root: Path) -> dict[str, Any]:
@@ -216,4 +347,5 @@ def aggregate(results: list[dict[str, Any]], root: Path) -> dict[str, Any]:
         "models": dict(sorted(models.items())),
         "tools": dict(sorted(tools.items(), key=lambda item: -item[1]["calls"])),
         "rows": rows,
+        **({"dm": dm} if (dm := dm_summary(results)) is not None else {}),
     }

@@ -42,7 +42,12 @@ The rules, in DM's words:
   (``unrecovered_tool_errors``); rounded to 2 places, kept within [0, 1]; ``good`` at 0.85 or
   more, ``warning`` at 0.65 or more, else ``risky``.
 
-A file holding several runs is judged as one, as DM judges it.
+* **Signals** (labels, not scored): ``primary_failure:<stage>``, ``final_failure:<stage>``,
+  ``verification_gap``, ``replanned_after_failure`` or ``no_replan_after_failure``; and the
+  ``run_end`` metadata's counters as they are (``metadata_counters``).
+
+A file holding several runs is judged as one, as DM judges it. ``analyze-dir`` sums these over a
+directory as DM's does (:func:`otel_agent_trace.offline.analysis.directory.dm_summary`).
 """
 
 from __future__ import annotations
@@ -69,6 +74,15 @@ PENALTIES = {
 }
 GOOD = 0.85
 WARNING = 0.65
+METADATA_COUNTERS = (
+    "parse_error_count",
+    "parse_repair_count",
+    "tool_error_count",
+    "unknown_tool_count",
+    "argument_error_count",
+    "critic_reject_count",
+    "replan_count",
+)
 
 
 def tool_failure_stage(action: Any, observation: Any) -> str:
@@ -290,6 +304,7 @@ class DMVerdicts:
             "replan_count": self.replan_count,
             "primary_failure_stage": primary,
             "final_failure_stage": final,
+            "signals": signals(primary, final, gap, failures, replanned),
             "recovery": {
                 "failure_event_count": failures,
                 "first_failure_step": first.get("step_number") if first else None,
@@ -314,6 +329,7 @@ class DMVerdicts:
                 ),
                 "missing_path_reference_count": self.missing_path_references,
             },
+            "metadata_counters": {k: metadata[k] for k in METADATA_COUNTERS if k in metadata},
             "trace_health": trace_health(
                 has_run_start=self.has_run_start,
                 has_run_end=self.run_end is not None,
@@ -324,6 +340,20 @@ class DMVerdicts:
                 metadata=metadata,
             ),
         }
+
+
+def signals(primary: str, final: str, gap: bool, failures: int, replanned: bool) -> list[str]:
+    """DM's signal labels of a run (advisory, not scored)."""
+    out = []
+    if primary != "none":
+        out.append(f"primary_failure:{primary}")
+    if final != "none":
+        out.append(f"final_failure:{final}")
+    if gap:
+        out.append("verification_gap")
+    if failures:
+        out.append("replanned_after_failure" if replanned else "no_replan_after_failure")
+    return out
 
 
 def trace_health(
