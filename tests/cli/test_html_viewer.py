@@ -417,3 +417,26 @@ def test_view_html_of_two_sessions_is_the_comparison(demo_both_dir, variant_dir,
             "document.querySelector('[data-run=other]').getAttribute('data-rendered-spans')"
         )
         assert rendered == str(len(oat.load_session(candidate).spans))
+
+
+def test_devduck_and_dm_messages_up_to_a_span(tmp_path):
+    """Files whose model calls list no messages (DevDuck, DM-Code-Agent): the conversation at a
+    span is the messages written until it ended."""
+    from tests.offline import samples
+
+    for path in (samples.write_devduck_zip(tmp_path / "duck.zip"), samples.write_dm(tmp_path / "dm.jsonl")):
+        session = oat.load_session(path)
+        messages = [e for e in session.events if e.type == "message"]
+        assert messages
+        with Browser(_page(tmp_path, str(path), name=f"{path.name}.html")) as browser:
+            _no_script_error(browser)
+            for span in session.spans:
+                browser.click(f'.row[data-span-id="{span.span_id}"] .name')
+                browser.click('.tabs button[data-tab="conversation"]')
+                wanted = [m.id for m in messages if m.data["ts"] <= (span.end_ns or span.start_ns)]
+                assert _all(browser, ".conversation .msg", "n.getAttribute('data-message-id')") == wanted
+            said = {
+                m.data.get("content", m.data.get("content_preview")) for m in messages
+            }  # DevDuck: a preview
+            texts = _texts(browser, ".conversation .msg .text")
+            assert texts and set(texts) <= said

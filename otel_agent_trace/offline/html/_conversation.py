@@ -85,7 +85,7 @@ class Conversation:
         self.turns_out = turns
         self.cuts = cuts
         self.dumps = dumps
-        self.messages = self.turns = 0
+        self.messages = self.turns = self.snapshots = 0
         self.messages_left_out = self.turns_left_out = self.texts_cut = 0
         self.budget = MESSAGE_BUDGET
         self.previous: list[str] = []
@@ -147,13 +147,15 @@ class Conversation:
         self._turn(inputs + outputs, {"kind": "call", "span": span_id, "at": at, "outputs": len(outputs)})
 
     def snapshot(self, entry: dict[str, Any], at: int) -> None:
+        self.snapshots += 1
+        number = entry.get("snapshot_id")
         record = {
             "kind": "snapshot",
             "at": at,
             "entry": entry.get("id"),
             "parent": entry.get("parent_id"),
             "span": entry.get("span_id"),
-            "snapshot_id": entry.get("snapshot_id"),
+            "snapshot_id": number if type(number) is int else self.snapshots,  # else: in file order
             "description": self.cuts.bounded(entry.get("description")),
         }
         messages = entry.get("agent_messages")  # DevDuck's snapshots hold their messages

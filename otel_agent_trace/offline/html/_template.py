@@ -187,6 +187,13 @@ window.addEventListener("error", function (ev) {
     var turnOfSpan = {};
     turns.forEach(function (t, i) { t.index = i; if (t.kind === "call" && t.span) turnOfSpan[t.span] = t; });
     var snapshots = turns.filter(function (t) { return t.kind === "snapshot"; });
+    var ours = data.format === "otel-agent-trace";
+    // whether turns list their messages (ours do); else the conversation at a time is the
+    // messages written until then (DevDuck, DM)
+    var listed = turns.some(function (t) { return t.count > 0; });
+    function messagesUntil(time) {
+      return messages.filter(function (m) { return m.at <= time; }).map(function (m) { return m.id; });
+    }
 
     // --- the frame ---------------------------------------------------------------------------
     var section = el("section", "run");
@@ -569,7 +576,7 @@ window.addEventListener("error", function (ev) {
       if (own) who.appendChild(spanLink(own, "span \u203a"));
       box.appendChild(who);
       if (m.text !== null && m.text !== undefined && m.text !== "") box.appendChild(el("div", "text", m.text));
-      else if (m.chars) box.appendChild(el("div", "digest", m.chars + " characters, sha256 " + String(m.sha256 || "?").slice(0, 12) + "\u2026 (the text is in the checkpoint file)"));
+      else if (m.chars) box.appendChild(el("div", "digest", m.chars + " characters, sha256 " + String(m.sha256 || "?").slice(0, 12) + "\u2026" + (ours ? " (the text is in the checkpoint file)" : "")));
       (m.tool_calls || []).forEach(function (call) {
         if (!call || typeof call !== "object") return;
         var line = el("div", "call");
@@ -607,7 +614,7 @@ window.addEventListener("error", function (ev) {
       var h = el("h2", "conv-title", heading);
       conv.appendChild(h);
       if (link) conv.appendChild(link);
-      if (!data.full_text && data.messages) conv.appendChild(el("div", "fact", "A shareable file: messages show their length and SHA-256; the checkpoint file of this session has their text."));
+      if (!data.full_text && data.messages) conv.appendChild(el("div", "fact", ours ? "A shareable file: messages show their length and SHA-256; the checkpoint file of this session has their text." : "This file holds the messages' length and SHA-256, not their text."));
       if (!ids.length) conv.appendChild(el("p", "fact", "No messages yet at this point of the run."));
       var list = el("div", "bubbles");
       ids.forEach(function (id, i) { list.appendChild(bubble(id, i >= ids.length - outputs)); });
@@ -628,20 +635,19 @@ window.addEventListener("error", function (ev) {
         return;
       }
       var t = turnAt(span.start);
-      if (turns.length) {
+      if (listed) {
         var ids = t ? turnIds(t) : [];
         var what = !t ? "" : t.kind === "snapshot" ? " (snapshot #" + t.snapshot_id + ")" : byId[t.span] ? " (after " + byId[t.span].name + ")" : "";
         renderConversation("The conversation as it stood at +" + fmtDur(span.start) + what, ids, 0, t && t.kind === "call" && byId[t.span] ? spanLink(byId[t.span], "the model call") : null);
       } else {  // no model call lists its messages (DevDuck, DM): the messages so far
-        var so = messages.filter(function (m) { return m.at <= span.end; }).map(function (m) { return m.id; });
-        renderConversation("The messages up to +" + fmtDur(span.end), so, 0, null);
+        renderConversation("The messages up to +" + fmtDur(span.end), messagesUntil(span.end), 0, null);
       }
     }
     function showSnapshot(t) {
       markSnapshot(t);
       var owner = (t.span && byId[t.span]) || (t.parent && byEntry[t.parent]) || null;
       renderConversation("Snapshot #" + t.snapshot_id + (t.description ? " \u2014 " + t.description : "") + ": the conversation as it stood at +" + fmtDur(t.at),
-        turnIds(t), 0, owner ? spanLink(owner, "its span: " + owner.name) : null);
+        listed ? turnIds(t) : messagesUntil(t.at), 0, owner ? spanLink(owner, "its span: " + owner.name) : null);
       conv.setAttribute("data-snapshot", String(t.snapshot_id));
       tab("conversation");
     }
