@@ -35,6 +35,7 @@ PARTS: dict[str, str] = {
     "agent_trace_openai": "openai:OpenAIInstrumentor",
     "agent_trace_anthropic": "anthropic:AnthropicInstrumentor",
     "agent_trace_bedrock": "bedrock:BedrockInstrumentor",
+    "agent_trace_ollama": "ollama:OllamaInstrumentor",
     "agent_trace_langchain": "langchain:LangChainInstrumentor",
     "agent_trace_strands": "strands:StrandsInstrumentor",
     "agent_trace_langchain_tools": "langchain_tools:LangChainToolsInstrumentor",

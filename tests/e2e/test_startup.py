@@ -7,7 +7,7 @@ import json
 
 from .helpers import run_instrumented
 
-LIBRARIES = ("openai", "anthropic", "botocore", "strands", "agents", "langchain_core", "mcp")
+LIBRARIES = ("openai", "anthropic", "botocore", "ollama", "strands", "agents", "langchain_core", "mcp")
 
 _PROBE = """
 import json, sys

@@ -104,6 +104,7 @@ def test_opentelemetry_instrument_records_bedrock_calls(llm, tmp_path: Path):
         ("openai", "OpenAIInstrumentor", "openai"),
         ("anthropic", "AnthropicInstrumentor", "anthropic"),
         ("bedrock", "BedrockInstrumentor", "botocore"),
+        ("ollama", "OllamaInstrumentor", "ollama"),
         ("langchain", "LangChainInstrumentor", "langchain-core"),
         ("strands", "StrandsInstrumentor", "strands-agents"),
     ],

@@ -1,0 +1,1 @@
+_instruments = ("ollama >= 0.4, < 1",)
