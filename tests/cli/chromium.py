@@ -67,8 +67,8 @@ class Browser:
     the screen, typed text, read back through the DevTools protocol (over a pipe: no port, no
     extra package). Use as a context manager."""
 
-    def __init__(self, page: Path, width: int = 1400, height: int = 900) -> None:
-        self.page, self.width, self.height = page, width, height
+    def __init__(self, page: Path, width: int = 1400, height: int = 900, fragment: str = "") -> None:
+        self.page, self.width, self.height, self.fragment = page, width, height, fragment
         self._next = 0
         self._buffer = b""
 
@@ -114,7 +114,7 @@ class Browser:
             deviceScaleFactor=1,
             mobile=False,
         )
-        self.send("Page.navigate", url=self.page.resolve().as_uri())
+        self.send("Page.navigate", url=self.page.resolve().as_uri() + self.fragment)
         self.wait_for("document.readyState === 'complete' && document.body !== null")
         return self
 
@@ -238,6 +238,11 @@ class Browser:
         """Click into a field and type ``text``."""
         self.click(selector)
         self.send("Input.insertText", text=text)
+
+    def key(self, key: str, code: int) -> None:
+        """A key pressed and released (``"ArrowDown"``, 40)."""
+        for kind in ("keyDown", "keyUp"):
+            self.send("Input.dispatchKeyEvent", type=kind, key=key, code=key, windowsVirtualKeyCode=code)
 
     def screenshot(self, out: Path) -> None:
         data = self.send("Page.captureScreenshot", format="png")["data"]

@@ -440,3 +440,47 @@ def test_devduck_and_dm_messages_up_to_a_span(tmp_path):
             }  # DevDuck: a preview
             texts = _texts(browser, ".conversation .msg .text")
             assert texts and set(texts) <= said
+
+
+def test_the_address_names_what_is_shown_and_the_keyboard_moves(checkpoint, tmp_path):
+    """``#span=ID`` and ``#snapshot=N`` open the page there (the page writes them as you click,
+    so an address can be shared); up and down keys move to the span above or below."""
+    session = oat.load_session(checkpoint)
+    tool = next(s for s in session.spans if s.name == "execute_tool read_file")
+    page = _page(tmp_path, str(checkpoint))
+    with Browser(page, fragment=f"#span={tool.span_id}") as browser:
+        assert browser.js("document.querySelector('.run').getAttribute('data-selected')") == tool.span_id
+        rows = _all(browser, ".row", "n.getAttribute('data-span-id')")
+        browser.key("ArrowDown", 40)
+        assert (
+            browser.js("document.querySelector('.run').getAttribute('data-selected')")
+            == rows[rows.index(tool.span_id) + 1]
+        )
+        browser.key("ArrowUp", 38)
+        browser.key("ArrowUp", 38)
+        assert (
+            browser.js("document.querySelector('.run').getAttribute('data-selected')")
+            == rows[rows.index(tool.span_id) - 1]
+        )
+        assert browser.js("location.hash") == f"#span={rows[rows.index(tool.span_id) - 1]}"
+        browser.click('.tabs button[data-tab="conversation"]')
+        browser.click('.conversation .snaps button[data-snapshot="2"]')
+        assert browser.js("location.hash") == "#snapshot=2"
+    with Browser(page, fragment="#snapshot=2") as browser:
+        assert browser.js("document.querySelector('.conversation').getAttribute('data-snapshot')") == "2"
+        assert len(_texts(browser, ".conversation .msg")) == session.get_snapshot(2)["agent_messages_count"]
+
+
+def test_a_long_message_is_folded_and_unfolds(tmp_path):
+    from .test_html_bounded import SID as BIG_SID
+    from .test_html_bounded import _write_chatty_session
+
+    path = tmp_path / f"{BIG_SID}.checkpoint.jsonl"
+    _write_chatty_session(path, 1, 1, 3_000)
+    with Browser(_page(tmp_path, str(path))) as browser:
+        browser.click(".row .name")
+        browser.click('.tabs button[data-tab="conversation"]')
+        (text, _) = _texts(browser, ".conversation .msg .text")
+        assert text == "m" * 1500 + "…"
+        browser.click(".conversation .unfold")
+        assert _texts(browser, ".conversation .msg .text")[0] == "m" * 3000

@@ -118,6 +118,7 @@ window.addEventListener("error", function (ev) {
 (function () {
   var LAYERS = { agent: 1, tool: 1, sys: 1 };
   var MAX_TICKS = 20;  // event ticks drawn on one bar
+  var FOLD_CHARS = 1500;  // a longer message text is folded (a click shows it all)
 
   function block(id) {
     var node = document.getElementById(id);
@@ -575,7 +576,20 @@ window.addEventListener("error", function (ev) {
       var own = (m.span && byId[m.span]) || (m.parent && byEntry[m.parent]) || null;
       if (own) who.appendChild(spanLink(own, "span \u203a"));
       box.appendChild(who);
-      if (m.text !== null && m.text !== undefined && m.text !== "") box.appendChild(el("div", "text", m.text));
+      if (m.text !== null && m.text !== undefined && m.text !== "") {
+        var long = m.text.length > FOLD_CHARS;
+        var textNode = el("div", "text", long ? m.text.slice(0, FOLD_CHARS) + "\u2026" : m.text);
+        box.appendChild(textNode);
+        if (long) {
+          var more = el("button", "link unfold", "show all " + m.text.length + " characters");
+          more.addEventListener("click", function () {
+            var folded = textNode.textContent.length < m.text.length;
+            textNode.textContent = folded ? m.text : m.text.slice(0, FOLD_CHARS) + "\u2026";
+            more.textContent = folded ? "show less" : "show all " + m.text.length + " characters";
+          });
+          box.appendChild(more);
+        }
+      }
       else if (m.chars) box.appendChild(el("div", "digest", m.chars + " characters, sha256 " + String(m.sha256 || "?").slice(0, 12) + "\u2026" + (ours ? " (the text is in the checkpoint file)" : "")));
       (m.tool_calls || []).forEach(function (call) {
         if (!call || typeof call !== "object") return;
@@ -649,6 +663,7 @@ window.addEventListener("error", function (ev) {
       renderConversation("Snapshot #" + t.snapshot_id + (t.description ? " \u2014 " + t.description : "") + ": the conversation as it stood at +" + fmtDur(t.at),
         listed ? turnIds(t) : messagesUntil(t.at), 0, owner ? spanLink(owner, "its span: " + owner.name) : null);
       conv.setAttribute("data-snapshot", String(t.snapshot_id));
+      link("snapshot=" + encodeURIComponent(String(t.snapshot_id)));
       tab("conversation");
     }
     run.showSnapshot = function (id) {
@@ -667,9 +682,31 @@ window.addEventListener("error", function (ev) {
       conv.removeAttribute("data-snapshot");
       conversationFor(span);
       section.setAttribute("data-selected", span.id);
+      link("span=" + encodeURIComponent(span.id));
       if (reveal && span.row.scrollIntoView) span.row.scrollIntoView({ block: "nearest" });
       if (v0 > span.end || v1 < span.start) zoom(0, total);
     }
+    function link(what) {  // the address names what is shown: reload or share it, it opens there
+      if (!run.linked) return;
+      try { history.replaceState(null, "", "#" + what); } catch (e) { /* an address that cannot change */ }
+    }
+    run.open = function (hash) {
+      var m = /^#(span|snapshot)=(.+)$/.exec(hash || "");
+      if (!m) return false;
+      var value = decodeURIComponent(m[2]);
+      if (m[1] === "span" && byId[value] && byId[value].row) { select(byId[value], true); return true; }
+      if (m[1] === "snapshot") { var before = run.snapshot; run.showSnapshot(value); return run.snapshot !== before; }
+      return false;
+    };
+    // the keyboard: up and down move to the span shown above or below
+    document.addEventListener("keydown", function (ev) {
+      if (section.hidden || (ev.target && /^(INPUT|SELECT|TEXTAREA)$/.test(ev.target.tagName))) return;
+      if (ev.key !== "ArrowDown" && ev.key !== "ArrowUp" && ev.key !== "j" && ev.key !== "k") return;
+      var shown = Array.prototype.filter.call(rows.querySelectorAll(".row"), function (r) { return r.offsetParent !== null; });
+      var at = selected ? shown.indexOf(selected.row) : -1;
+      var next = shown[ev.key === "ArrowDown" || ev.key === "j" ? Math.min(at + 1, shown.length - 1) : Math.max(at - 1, 0)];
+      if (next) { next.click(); next.scrollIntoView({ block: "nearest" }); ev.preventDefault(); }
+    });
     run.select = select;
     run.selectEntry = function (entry) { var s = byEntry[entry]; if (s) select(s, true); return !!s; };
     run.section = section;
@@ -690,6 +727,8 @@ window.addEventListener("error", function (ev) {
     document.title = single.data.session_id + " \u2014 otel-agent-trace";
     document.body.setAttribute("data-rendered-spans", String(single.drawn));
     single.paint();
+    single.open(location.hash);
+    single.linked = true;
     window.addEventListener("resize", single.paint);
     return;
   }
