@@ -34,12 +34,12 @@ PIECES = [
     f"{_C}.result",
     f"{_M}:ModelCall._record_content",
     f"{_R}.snapshot",
-    f"{_R}._message_ids",
-    f"{_R}._message_entry",
+    "otel_agent_trace.recording.message_store:MessageStore.message_ids",
+    "otel_agent_trace.recording.message_store:MessageStore.message_entry",
     f"{_R}.on_span_end",
     f"{_R}._end_span",
-    "otel_agent_trace.redaction:Redactor._attributes",
-    f"{_R}._content_fields",
+    "otel_agent_trace.redaction.values:Redactor._attributes",
+    "otel_agent_trace.recording.span_content:SpanContent.fields",
     "otel_agent_trace.recording.writer:TierWriter._said_before",
 ]
 

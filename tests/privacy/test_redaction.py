@@ -293,10 +293,11 @@ def test_names_and_keys():
 
 def test_process_wide_redactor_follows_settings_and_api(monkeypatch):
     from otel_agent_trace import redaction
+    from otel_agent_trace.redaction import shared
     from otel_agent_trace.settings import Settings, set_settings
 
-    monkeypatch.setattr(redaction, "_api_patterns", [])
-    monkeypatch.setattr(redaction, "_api_allow", [])
+    monkeypatch.setattr(shared, "_api_patterns", [])
+    monkeypatch.setattr(shared, "_api_allow", [])
     set_settings(Settings(redact_patterns=(r"EMP-\d{3,5}",), redact_allow=("AKIAIOSFODNN7EXAMPLE",)))
     redaction.reset_redactor()
     try:

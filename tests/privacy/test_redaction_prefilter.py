@@ -254,7 +254,7 @@ keyed_texts = st.lists(st.one_of(pairs, st.sampled_from(SEPARATORS)), max_size=6
 @SETTINGS
 @given(st.one_of(texts, keyed_texts))
 def test_key_rules_searched_near_key_words_find_what_a_scan_of_the_line_finds(text):
-    from otel_agent_trace.redaction import _KEYED_RE
+    from otel_agent_trace.redaction.patterns import KEYED_RE as _KEYED_RE
 
     for line in text.split("\n"):
         assert FAST._keyed_line(line, line.lower()) == _KEYED_RE.sub(FAST._replace, line)
@@ -263,7 +263,9 @@ def test_key_rules_searched_near_key_words_find_what_a_scan_of_the_line_finds(te
 @SETTINGS
 @given(st.lists(st.one_of(texts, keyed_texts), min_size=1, max_size=4).map("\n".join))
 def test_key_rules_on_the_lines_of_a_text_as_on_each_line_alone(text):
-    from otel_agent_trace.redaction import _KEY_NEEDLES, _KEYED_RE, _secret_key_at
+    from otel_agent_trace.redaction.credentials import secret_key_at as _secret_key_at
+    from otel_agent_trace.redaction.patterns import KEY_NEEDLES as _KEY_NEEDLES
+    from otel_agent_trace.redaction.patterns import KEYED_RE as _KEYED_RE
 
     low = text.lower()
     if len(low) != len(text):
