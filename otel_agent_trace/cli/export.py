@@ -1,9 +1,14 @@
 """``otel-agent-trace export`` and ``export-dir``: a recorded session sent to an OTLP backend after
 the fact, or written as a file a viewer loads (OTLP/JSON lines, Jaeger JSON).
 
-Exit status: 0 everything was sent or written; 1 the backend refused a batch or could not be
-reached after the retries (the message says how many spans were sent before); 2 bad input (no
-such file, a damaged session file, an output file that already exists, bad arguments).
+Sending goes through the OpenTelemetry OTLP exporters, configured as any exporter is: the flags
+here, else the ``OTEL_EXPORTER_OTLP_*`` variables (endpoint, protocol, headers, timeout,
+compression, certificates).
+
+Exit status: 0 everything was sent or written; 1 the backend refused a batch, or could not be
+reached (at once when it takes no connection; else within the timeout: the message says how many
+spans were sent before); 2 bad input (no such file, a damaged session file, a session with no
+span, an output file that already exists, bad arguments).
 """
 
 from __future__ import annotations
@@ -11,11 +16,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace.offline import export as ex
 from otel_agent_trace.offline import terminal as term
+
+from .progress import Progress
 
 FORMATS = ("otlp-json", "jaeger-json")
 _SUFFIX = {"otlp-json": ".otlp.jsonl", "jaeger-json": ".jaeger.json"}
@@ -25,9 +32,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "export",
         help="send a recorded session to an OTLP backend, or write it as OTLP/JSON or Jaeger JSON",
-        description="Send a recorded session (JSONL with its child files, or ZIP) to an OTLP backend "
-        "with its original ids and times, redacted as the shareable tier is; or write it to a file. "
-        "Exit 0: done; 1: the backend refused or was unreachable; 2: bad input.",
+        description="Send a recorded session (JSONL with its child files, or ZIP; a DevDuck session "
+        "ZIP or a DM-Code-Agent JSONL as the loader reads them) to an OTLP backend with its original "
+        "ids and times, redacted as the shareable tier is; or write it to a file. The OTLP exporter "
+        "takes what the flags do not say from OTEL_EXPORTER_OTLP_* (endpoint, protocol, headers, "
+        "timeout, compression, certificates). "
+        "Exit 0: done; 1: the backend refused or was unreachable; 2: bad input or no spans.",
     )
     p.add_argument("session", help="a session .jsonl or .zip")
     _target_arguments(p, out_help="output file ('-': standard output)")
@@ -56,8 +66,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _target_arguments(p: argparse.ArgumentParser, out_help: str) -> None:
-    p.add_argument("--otlp", metavar="ENDPOINT", help="OTLP endpoint, e.g. http://localhost:4318 or :4317")
-    p.add_argument("--protocol", choices=ex.PROTOCOLS, default="http/protobuf", help="default http/protobuf")
+    p.add_argument(
+        "--otlp",
+        metavar="ENDPOINT",
+        help="OTLP endpoint, e.g. http://localhost:4318 or localhost:4317 (plaintext; https:// for TLS); "
+        "default OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT when set",
+    )
+    p.add_argument(
+        "--protocol",
+        choices=ex.PROTOCOLS,
+        help="default OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf",
+    )
     p.add_argument("--header", action="append", default=[], metavar="K=V", help="request header (repeat)")
     p.add_argument(
         "--format",
@@ -67,8 +86,12 @@ def _target_arguments(p: argparse.ArgumentParser, out_help: str) -> None:
     )
     p.add_argument("--service-name", help="service.name of the exported resource (default otel-agent-trace)")
     p.add_argument("--batch-size", type=int, default=512, help="spans per request (default 512)")
-    p.add_argument("--timeout", type=float, default=10.0, help="seconds per request (default 10)")
-    p.add_argument("--retries", type=int, default=5, help="retries of a failed request (default 5)")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        help="seconds a batch may take, its retries included "
+        "(default OTEL_EXPORTER_OTLP_TRACES_TIMEOUT or OTEL_EXPORTER_OTLP_TIMEOUT, else 10)",
+    )
 
 
 class _Usage(Exception):
@@ -76,15 +99,27 @@ class _Usage(Exception):
 
 
 def _check(args: argparse.Namespace) -> dict[str, str]:
-    if bool(args.otlp) == bool(args.format):
-        raise _Usage("give either --otlp ENDPOINT or --format FORMAT OUT")
+    if args.otlp and args.format:
+        raise _Usage("give either --otlp ENDPOINT or --format FORMAT OUT, not both")
     args.out = None
+    if not args.format:
+        protocol = args.protocol or ex.env_protocol() or "http/protobuf"
+        if protocol not in ex.PROTOCOLS:
+            raise _Usage(f"OTLP protocol {protocol!r}: one of {', '.join(ex.PROTOCOLS)}")
+        args.protocol = protocol
+        args.otlp = args.otlp or ex.env_endpoint(protocol)
+        if not args.otlp:
+            raise _Usage(
+                "give either --otlp ENDPOINT (or set OTEL_EXPORTER_OTLP_ENDPOINT) or --format FORMAT OUT"
+            )
     if args.format:
         args.format, args.out = args.format
         if args.format not in FORMATS:
             raise _Usage(f"--format {args.format!r}: one of {', '.join(FORMATS)}")
     if args.batch_size < 1:
         raise _Usage("--batch-size must be at least 1")
+    if args.timeout is not None and not args.timeout > 0:
+        raise _Usage("--timeout must be more than 0 seconds")
     headers = {}
     for item in args.header:
         key, sep, value = item.partition("=")
@@ -99,43 +134,31 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
-class Progress:
-    """A one-line progress bar on standard error when it is a terminal; nothing otherwise."""
-
-    def __init__(self, label: str, stream: IO[str] | None = None) -> None:
-        self.stream = stream or sys.stderr
-        self.label = term.fit(label, 40)
-        self.shown = False
-        try:
-            self.tty = self.stream.isatty()
-        except (AttributeError, ValueError):
-            self.tty = False
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self.tty or total <= 0:
-            return
-        cells = 30
-        filled = cells * done // total
-        self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (cells - filled)}] {done}/{total} spans")
-        self.stream.flush()
-        self.shown = True
-
-    def end(self) -> None:
-        if self.shown:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
 def _export_one(
     path: Path, args: argparse.Namespace, headers: dict[str, str], out: Path | None, answer: dict[str, Any]
 ) -> int:
     """Export one session; prints what happened (with ``--json``, says it in ``answer``); returns
     its exit status."""
     answer["session"] = str(path)
-    if args.format:
-        assert out is not None
-        return _write(path, args, out, answer)
-    progress = Progress(path.name)
+    try:
+        if args.format:
+            assert out is not None
+            return _write(path, args, out, answer)
+        return _send(path, args, headers, answer)
+    except ex.NothingToExport as exc:
+        for issue in exc.issues:
+            print(f"otel-agent-trace: note: {term.clean(issue)}", file=sys.stderr)
+        answer["error"] = str(exc)
+        return _fail(str(exc), 2)
+
+
+def _send(path: Path, args: argparse.Namespace, headers: dict[str, str], answer: dict[str, Any]) -> int:
+    progress = Progress(path.name, "spans sent")
+
+    def note(message: str) -> None:
+        progress.end()
+        print(f"otel-agent-trace: note: {term.clean(message)}", file=sys.stderr)
+
     try:
         result = ex.export_session(
             path,
@@ -145,62 +168,62 @@ def _export_one(
             service_name=args.service_name,
             batch_size=args.batch_size,
             timeout=args.timeout,
-            retries=args.retries,
             progress=progress,
+            note=note,
         )
     except ex.ExportFailed as exc:
         progress.end()
-        sent, total = getattr(exc, "sent", 0), getattr(exc, "total", 0)
         what = "refused" if exc.refused else "could not be reached"
-        answer.update(endpoint=args.otlp, protocol=args.protocol, spans=sent, total=total)
+        answer.update(endpoint=args.otlp, protocol=args.protocol, spans=exc.sent)
         answer["error"] = f"the backend {what}: {exc}"
-        return _fail(f"{path}: the backend {what}: {exc} ({sent} of {total} spans were sent)", 1)
-    progress.end()
+        return _fail(f"{path}: the backend {what}: {exc} ({exc.sent} spans were sent before)", 1)
+    finally:
+        progress.end()
     for issue in result.session.issues:
         print(f"otel-agent-trace: note: {term.clean(issue)}", file=sys.stderr)
     answer.update(
         session_id=result.session.session_id,
         endpoint=args.otlp,
         protocol=args.protocol,
-        spans=result.sent,
+        spans=result.spans,
         unfinished=result.unfinished,
-        rejected=result.rejected,
     )
     if args.json:
-        return 1 if result.rejected else 0
-    note = f", {result.unfinished} unfinished" if result.unfinished else ""
-    rejected = f"; the backend rejected {result.rejected}" if result.rejected else ""
+        return 0
+    note_unfinished = f", {result.unfinished} unfinished" if result.unfinished else ""
     print(
-        f"{term.clean(path)}: sent {result.sent} spans{note} of session "
-        f"{term.clean(result.session.session_id)} to {term.clean(args.otlp)} ({args.protocol}){rejected}"
+        f"{term.clean(path)}: sent {result.spans} spans{note_unfinished} of session "
+        f"{term.clean(result.session.session_id)} to {term.clean(args.otlp)} ({args.protocol})"
     )
-    return 1 if result.rejected else 0
+    return 0
 
 
 def _write(path: Path, args: argparse.Namespace, out: Path, answer: dict[str, Any]) -> int:
     if str(out) == "-":
-        session = ex.write_file(path, sys.stdout, args.format, service_name=args.service_name)
-        for issue in session.issues:
+        result = ex.write_file(path, sys.stdout, args.format, service_name=args.service_name)
+        for issue in result.session.issues:
             print(f"otel-agent-trace: note: {term.clean(issue)}", file=sys.stderr)
         return 0
     try:
         with open(out, "x", encoding="utf-8") as stream:  # never replaces a file
             try:
-                session = ex.write_file(path, stream, args.format, service_name=args.service_name)
+                result = ex.write_file(path, stream, args.format, service_name=args.service_name)
             except BaseException:
-                out.unlink(missing_ok=True)  # no half-written file left behind
+                out.unlink(missing_ok=True)  # no half-written (or empty) file left behind
                 raise
     except FileExistsError:
         answer.update(output=str(out), error="already exists; not overwritten")
         return _fail(f"{out}: already exists; not overwritten", 2)
+    session = result.session
     for issue in session.issues:
         print(f"otel-agent-trace: note: {term.clean(issue)}", file=sys.stderr)
-    answer.update(
-        session_id=session.session_id, output=str(out), format=args.format, spans=len(session.spans)
-    )
+    answer.update(session_id=session.session_id, output=str(out), format=args.format, spans=result.spans)
+    if session.format != "otel-agent-trace":
+        answer["source_format"] = session.format
     if args.json:
         return 0
-    print(f"{term.clean(path)}: wrote {len(session.spans)} spans to {term.clean(out)} ({args.format})")
+    note = f", {result.unfinished} unfinished" if result.unfinished else ""
+    print(f"{term.clean(path)}: wrote {result.spans} spans{note} to {term.clean(out)} ({args.format})")
     return 0
 
 

@@ -1,8 +1,9 @@
 """The layers hold: what reads session files never loads what records them.
 
 Files → loader → analysis/replay/CLI must not import capture code (instrumentation, the recording
-engine, the public recording API, the internals they share) nor the OpenTelemetry SDK, and the
-format's owner imports no OpenTelemetry at all. Checked two ways: statically over every module's
+engine, the public recording API, the internals they share) nor the OpenTelemetry SDK (but for the
+modules of ``export`` that hand spans to the SDK's OTLP exporters, loaded only when it runs), and
+the format's owner imports no OpenTelemetry at all. Checked two ways: statically over every module's
 AST (every import, at any depth), and by importing in a fresh interpreter and looking at
 ``sys.modules``.
 """
@@ -32,6 +33,9 @@ CAPTURE = (
 # CLI modules that record by design (resume records its continuation, mcp serves the recorder
 # tool) may import capture code inside their functions, never at module level.
 RECORDING_CLI = {"otel_agent_trace.cli.resume", "otel_agent_trace.cli.mcp"}
+# ``export`` hands spans to the SDK's OTLP exporters (issue 37): these modules of it may load the
+# SDK; importing the package (or the CLI command) loads none of it (checked in sys.modules below).
+SDK_EXPORT = {"otel_agent_trace.offline.export.otlp", "otel_agent_trace.offline.export.send"}
 
 
 def _module_name(path: Path) -> str:
@@ -88,7 +92,9 @@ def test_the_format_owner_imports_no_opentelemetry_and_no_capture_code():
 def test_offline_code_imports_no_capture_code_no_sdk_and_no_cli():
     paths = _modules_under("offline")
     assert paths
-    assert _violations(paths, ("opentelemetry.sdk", "otel_agent_trace.cli", *CAPTURE)) == []
+    assert _violations(paths, ("otel_agent_trace.cli", *CAPTURE)) == []
+    sdk_free = [p for p in paths if _module_name(p) not in SDK_EXPORT]
+    assert _violations(sdk_free, ("opentelemetry.sdk", "opentelemetry.exporter")) == []
 
 
 def test_cli_modules_load_no_capture_code_at_import():
@@ -119,6 +125,8 @@ def _loaded_after(statement: str) -> list[str]:
         ("import otel_agent_trace.session_format", ("opentelemetry",) + CAPTURE),
         ("import otel_agent_trace", ("opentelemetry",) + CAPTURE),
         ("import otel_agent_trace.offline", ("opentelemetry.sdk",) + CAPTURE),
+        ("import otel_agent_trace.offline.export", ("opentelemetry.sdk", "opentelemetry.exporter") + CAPTURE),
+        ("import otel_agent_trace.cli.export", ("opentelemetry.sdk", "opentelemetry.exporter") + CAPTURE),
         ("from otel_agent_trace.cli import main", ("opentelemetry.sdk",) + CAPTURE),
     ],
 )

@@ -39,5 +39,10 @@ def record(directory: Path, mode: str = "finish") -> Path:
     return path
 
 
-def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout, env=_env())
+def cli(
+    *args: str, timeout: float = 120, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The real CLI in a subprocess, with no OTEL_* of ours but those of ``env``."""
+    return subprocess.run(
+        [*CLI, *args], capture_output=True, text=True, timeout=timeout, env={**_env(), **(env or {})}
+    )

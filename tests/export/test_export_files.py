@@ -1,15 +1,19 @@
-"""``export --format otlp-json|jaeger-json`` and ``export --otlp`` against local HTTP servers that
-refuse, fail or take: what a user runs, what the file or the server gets, what the user reads."""
+"""``export --format otlp-json|jaeger-json`` and ``export --otlp`` against local HTTP(S) servers that
+refuse, fail or take: what a user runs, what the file or the server gets, what the user reads.
+Sending goes through the SDK's OTLP exporter, so its ``OTEL_EXPORTER_OTLP_*`` settings (headers,
+gzip, TLS and client certificates, timeout) apply."""
 
 from __future__ import annotations
 
 import ast
 import base64
+import gzip
 import json
 import os
 import pty
 import re
 import shutil
+import ssl
 import subprocess
 import sys
 import threading
@@ -22,7 +26,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace.offline import load_session
-from otel_agent_trace.offline.export import build_requests, read_session_spans
+from otel_agent_trace.offline.export import read_session_spans
+from otel_agent_trace.offline.export.otlp import build_requests
 
 from .agents.recorded_agent import TOKEN
 from .helpers import CLI, cli, record
@@ -183,18 +188,25 @@ def test_an_existing_output_file_is_never_overwritten(recording, tmp_path):
 
 
 class _Server:
-    def __init__(self, statuses: list[int]) -> None:
+    """Answers each POST with the next of ``statuses`` (a code, or a code and headers), then 200."""
+
+    def __init__(self, statuses: list, context: ssl.SSLContext | None = None) -> None:
         self.statuses = statuses
         self.requests: list[tuple[dict[str, str], bytes]] = []
+        self.paths: list[str] = []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):  # noqa: N802
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                outer.requests.append((dict(self.headers), body))
-                status = outer.statuses.pop(0) if outer.statuses else 200
+                outer.requests.append(({k.lower(): v for k, v in self.headers.items()}, body))
+                outer.paths.append(self.path)
+                answer = outer.statuses.pop(0) if outer.statuses else 200
+                status, headers = answer if isinstance(answer, tuple) else (answer, {})
                 payload = b"" if status == 200 else b"unauthorized: bad token \x1b[2J"
                 self.send_response(status)
+                for key, value in headers.items():
+                    self.send_header(key, value)
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
                 self.wfile.write(payload)
@@ -203,7 +215,10 @@ class _Server:
                 pass
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        if context is not None:
+            self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
+        scheme = "https" if context is not None else "http"
+        self.url = f"{scheme}://127.0.0.1:{self.httpd.server_address[1]}"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
     def close(self) -> None:
@@ -224,14 +239,46 @@ def server():
         s.close()
 
 
+def _pki(directory: Path) -> Path:
+    """A CA, a server certificate for 127.0.0.1 and a client certificate, made with openssl."""
+    directory.mkdir()
+
+    def run(*args: str) -> None:
+        subprocess.run(["openssl", *args], cwd=directory, check=True, capture_output=True)
+
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=test-ca",
+        "-keyout", "ca.key", "-out", "ca.pem")  # fmt: skip
+    (directory / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
+    for name, extra in (("server", ["-extfile", "san.ext"]), ("client", [])):
+        run("req", "-newkey", "rsa:2048", "-nodes", "-subj", f"/CN={name}", "-keyout", f"{name}.key",
+            "-out", f"{name}.csr")  # fmt: skip
+        run("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+            "-days", "2", "-out", f"{name}.pem", *extra)  # fmt: skip
+    return directory
+
+
+@pytest.fixture
+def tls_server(tmp_path):
+    """An HTTPS OTLP receiver that wants a client certificate signed by its CA."""
+    pki = _pki(tmp_path / "pki")
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(pki / "server.pem", pki / "server.key")
+    context.load_verify_locations(pki / "ca.pem")
+    context.verify_mode = ssl.CERT_REQUIRED
+    srv = _Server([], context)
+    yield srv, pki
+    srv.close()
+
+
 def test_a_refusing_backend_is_a_clear_error_with_exit_1(recording, server):
     srv = server([401])
     done = cli("export", str(recording), "--otlp", srv.url, "--header", "Authorization=Bearer nope")
     assert done.returncode == 1
-    assert "refused" in done.stderr and "HTTP 401" in done.stderr and "0 of 5 spans were sent" in done.stderr
+    assert "refused" in done.stderr and "401" in done.stderr and "0 spans were sent before" in done.stderr
     assert "\x1b" not in done.stderr, "the server's answer reaches the terminal escaped"
+    assert "Traceback" not in done.stderr
     assert len(srv.requests) == 1, "a refusal is not retried"
-    assert srv.requests[0][0]["Authorization"] == "Bearer nope"
+    assert srv.requests[0][0]["authorization"] == "Bearer nope"
 
 
 def test_a_failing_backend_is_retried_and_batches_carry_every_span(recording, server):
@@ -239,20 +286,69 @@ def test_a_failing_backend_is_retried_and_batches_carry_every_span(recording, se
     done = cli("export", str(recording), "--otlp", srv.url, "--batch-size", "2")
     assert done.returncode == 0, done.stderr
     assert "sent 5 spans" in done.stdout
+    assert done.stderr.count("retrying") == 2, "a retry is said, never silent"
     bodies = [ExportTraceServiceRequest.FromString(body) for _, body in srv.requests]
     assert len(bodies) == 2 + 3  # two failures retried, then batches of 2, 2, 1
-    sent = [s for b in bodies[1:] for rs in b.resource_spans for ss in rs.scope_spans for s in ss.spans]
-    assert len({s.span_id for s in sent}) == 5
+    sent = [s for b in bodies[2:] for rs in b.resource_spans for ss in rs.scope_spans for s in ss.spans]
+    assert len(sent) == len({s.span_id for s in sent}) == 5
 
 
-def test_an_unreachable_backend_exits_1_after_the_retries(recording, server):
+def test_retry_after_is_honoured(recording, server):
+    srv = server([(429, {"Retry-After": "0"})])
+    done = cli("export", str(recording), "--otlp", srv.url)
+    assert done.returncode == 0, done.stderr
+    assert len(srv.requests) == 2 and "retrying in 0.00s" in done.stderr
+
+
+def test_a_closed_port_fails_at_once_with_exit_1(recording, server):
+    """No exporter retries against a port nothing listens on: one connection is tried, and its
+    refusal is the message (even with a long OTEL_EXPORTER_OTLP_TIMEOUT)."""
     srv = server([])
     url = srv.url
     srv.close()
-    done = cli("export", str(recording), "--otlp", url, "--retries", "1")
-    assert (
-        done.returncode == 1 and "could not be reached" in done.stderr and "connection refused" in done.stderr
+    done = cli("export", str(recording), "--otlp", url, env={"OTEL_EXPORTER_OTLP_TIMEOUT": "600"})
+    assert done.returncode == 1 and "could not be reached" in done.stderr, done.stderr
+    host_port = url.removeprefix("http://")
+    assert f"cannot reach {host_port}: connection refused" in done.stderr
+    assert "retrying" not in done.stderr and "Traceback" not in done.stderr
+    grpc = cli("export", str(recording), "--otlp", url, "--protocol", "grpc")
+    assert grpc.returncode == 1 and f"cannot reach {host_port}: connection refused" in grpc.stderr
+
+
+def test_the_exporter_takes_its_settings_from_the_environment(recording, server):
+    """No --otlp: OTEL_EXPORTER_OTLP_ENDPOINT; headers and gzip from OTEL_EXPORTER_OTLP_*."""
+    srv = server([])
+    done = cli(
+        "export",
+        str(recording),
+        env={
+            "OTEL_EXPORTER_OTLP_ENDPOINT": srv.url,
+            "OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer%20from-env",
+            "OTEL_EXPORTER_OTLP_COMPRESSION": "gzip",
+        },
     )
+    assert done.returncode == 0, done.stderr
+    ((headers, body),) = srv.requests
+    assert headers["content-encoding"] == "gzip" and headers["authorization"] == "Bearer from-env"
+    request = ExportTraceServiceRequest.FromString(gzip.decompress(body))
+    spans = [s for rs in request.resource_spans for ss in rs.scope_spans for s in ss.spans]
+    assert {s.span_id.hex() for s in spans} == {s.span_id for s in load_session(recording).spans}
+    assert srv.paths == ["/v1/traces"]
+
+
+def test_tls_with_a_client_certificate_from_the_environment(recording, tls_server, tmp_path):
+    srv, pki = tls_server
+    env = {
+        "OTEL_EXPORTER_OTLP_CERTIFICATE": str(pki / "ca.pem"),
+        "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE": str(pki / "client.pem"),
+        "OTEL_EXPORTER_OTLP_CLIENT_KEY": str(pki / "client.key"),
+    }
+    done = cli("export", str(recording), "--otlp", srv.url, env=env)
+    assert done.returncode == 0, done.stderr
+    assert len(srv.requests) == 1 and "sent 5 spans" in done.stdout
+    without = cli("export", str(recording), "--otlp", srv.url, env={k: env[k] for k in list(env)[:1]})
+    assert without.returncode == 1 and "Traceback" not in without.stderr, without.stderr
+    assert len(srv.requests) == 1, "no client certificate: the server took nothing"
 
 
 def test_a_progress_bar_on_a_terminal_only(recording, server):
@@ -274,14 +370,13 @@ def test_a_progress_bar_on_a_terminal_only(recording, server):
     proc.wait(timeout=60)
     os.close(leader)
     shown = b"".join(chunks).decode()
-    assert proc.returncode == 0 and "5/5 spans" in shown and "\r" in shown
-    assert "5/5" not in cli("export", str(recording), "--otlp", srv.url).stderr  # not on a pipe
+    assert proc.returncode == 0 and "5 spans sent" in shown and "\r" in shown
+    assert "spans sent" not in cli("export", str(recording), "--otlp", srv.url).stderr  # not on a pipe
 
 
 # --- layers -------------------------------------------------------------------------------------
 
 FORBIDDEN = (
-    "opentelemetry.sdk",
     "otel_agent_trace.instrumentation",
     "otel_agent_trace.recording",
     "otel_agent_trace.api",
@@ -297,7 +392,8 @@ FORBIDDEN = (
     ],
     ids=lambda p: p.name,
 )
-def test_export_imports_no_capture_code_and_no_sdk(path):
+def test_export_imports_no_capture_code_and_the_sdk_only_to_send_or_encode(path):
+    forbidden = FORBIDDEN if path.name in ("otlp.py", "send.py") else (*FORBIDDEN, "opentelemetry.sdk")
     for node in ast.walk(ast.parse(path.read_text())):
         names = []
         if isinstance(node, ast.Import):
@@ -305,13 +401,15 @@ def test_export_imports_no_capture_code_and_no_sdk(path):
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names = [node.module]
         for name in names:
-            assert not name.startswith(FORBIDDEN), f"{path.name} imports {name}"
+            assert not name.startswith(forbidden), f"{path.name} imports {name}"
 
 
-def test_running_export_loads_no_sdk():
+def test_importing_export_loads_no_sdk():
+    """The SDK and the OTLP exporters are loaded when a session is exported, not at import."""
     code = (
         "import sys, otel_agent_trace.cli.export\n"
-        "print(sorted(m for m in sys.modules if m.startswith('opentelemetry.sdk')))"
+        "sdk = ('opentelemetry.sdk', 'opentelemetry.exporter')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(sdk)))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stderr

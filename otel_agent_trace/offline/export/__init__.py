@@ -1,14 +1,17 @@
 """Uploading a recorded session after the fact: to any OTLP backend (HTTP or gRPC), or to files
 a viewer loads (OTLP/JSON lines, Jaeger JSON).
 
-Spans keep their recorded trace ids, span ids, parents, times, kinds, events and statuses, so a
-span in the backend is the same span as in the session file. Everything is redacted as the
-shareable tier is; spans the recording never saw end are sent with ``agent_trace.unfinished``.
-Sending the same file twice sends the same ids again (no state is kept anywhere): a backend that
-keys spans by id, as Tempo's and Phoenix's storage do, keeps one copy.
+A session of ours (JSONL with its child files, or ZIP) is streamed; DevDuck's and DM-Code-Agent's
+sessions go as the loader builds their spans (:mod:`.foreign`). Spans keep their recorded trace
+ids, span ids, parents, times, kinds, events and statuses, so a span in the backend is the same
+span as in the session file. Everything is redacted as the shareable tier is; spans the recording
+never saw end are sent with ``agent_trace.unfinished``. Sending the same file twice sends the
+same ids again (no state is kept anywhere): a backend that keys spans by id, as Tempo's and
+Phoenix's storage do, keeps one copy.
 
-Imports no capture code and no ``opentelemetry.sdk``: messages are built with the
-``opentelemetry.proto`` classes and sent with ``requests`` or ``grpc``.
+The spans are rebuilt as the SDK's ``ReadableSpan`` and sent by the OTLP exporters
+(:mod:`.send`) or written with their encoder (:mod:`.files`): the SDK is loaded only when a
+session is exported, never by importing this package.
 """
 
 from __future__ import annotations
@@ -16,11 +19,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO
 
-from .files import jaeger_json, otlp_json, write_otlp_json
-from .otlp import build_requests
-from .send import PROTOCOLS, ExportFailed, Sender
+from otel_agent_trace import session_format as fmt
+
+from .send import PROTOCOLS, ExportFailed, env_endpoint, env_protocol
 from .spans import UNFINISHED_ATTRIBUTE, ExportSpan, SessionSpans, read_session_spans
 
 __all__ = [
@@ -29,25 +33,55 @@ __all__ = [
     "ExportFailed",
     "ExportResult",
     "ExportSpan",
-    "Sender",
+    "NothingToExport",
     "SessionSpans",
-    "build_requests",
+    "env_endpoint",
+    "env_protocol",
     "export_session",
-    "jaeger_json",
-    "otlp_json",
+    "read_session",
     "read_session_spans",
-    "write_otlp_json",
+    "write_file",
 ]
+
+
+class NothingToExport(fmt.SessionFormatError):
+    """A session with no span: an export would be empty (``issues``: what reading it noted)."""
+
+    issues: list[fmt.ReadIssue]
 
 
 @dataclass
 class ExportResult:
-    """What one export did: spans sent (and how many of them the backend said it rejected)."""
+    """What one export did: the session read and the spans sent or written."""
 
     session: SessionSpans
-    sent: int
-    rejected: int
-    unfinished: int
+    spans: int
+
+    @property
+    def unfinished(self) -> int:
+        return self.session.unfinished
+
+
+def read_session(path: str | os.PathLike[str]) -> SessionSpans:
+    """A session's spans, streamed, whatever its format (ours, DevDuck's ZIP, DM's JSONL)."""
+    from otel_agent_trace.offline import loader
+    from otel_agent_trace.offline.formats import native
+
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such session file")
+    if loader.session_format_of(path) is native:
+        return read_session_spans(path)
+    from .foreign import read_foreign_spans
+
+    return read_foreign_spans(path, loader.load_session(path))
+
+
+def _nothing(session: SessionSpans) -> NothingToExport:
+    kind = "" if session.format == "otel-agent-trace" else f" ({session.format})"
+    error = NothingToExport(session.path, None, f"no spans in this session{kind}: nothing to export")
+    error.issues = session.issues
+    return error
 
 
 def export_session(
@@ -58,49 +92,58 @@ def export_session(
     headers: Mapping[str, str] | None = None,
     service_name: str | None = None,
     batch_size: int = 512,
-    timeout: float = 10.0,
-    retries: int = 5,
-    progress: Callable[[int, int], None] | None = None,
+    timeout: float | None = None,
+    progress: Callable[[int, int | None], None] | None = None,
+    note: Callable[[str], None] | None = None,
 ) -> ExportResult:
-    """Send one session (JSONL with its child files, or ZIP) to an OTLP endpoint.
+    """Send one session to an OTLP endpoint with the SDK's OTLP exporter (``timeout``, headers,
+    compression, certificates: the arguments, else ``OTEL_EXPORTER_OTLP_*``).
 
-    Raises :class:`ExportFailed` when the backend refuses a batch or stays unreachable after
-    ``retries``; the spans of earlier batches were sent (``exc.sent`` says how many).
+    Raises :class:`ExportFailed` at once when the endpoint takes no connection, or when the
+    exporter gives a batch up (``exc.sent`` spans were sent before); :class:`NothingToExport`
+    for a session without spans (nothing is sent).
     """
-    session = read_session_spans(path)
-    sender = Sender(endpoint, protocol, headers, timeout=timeout, retries=retries)
-    total = len(session.spans)
-    sent = 0
+    from .otlp import readable_batches
+    from .send import Sender
+
+    session = read_session(path)
+    sender = Sender(endpoint, protocol, headers, timeout=timeout, note=note)
     try:
         if progress:
-            progress(0, total)
-        for request, count in build_requests(session, service_name=service_name, max_spans=batch_size):
-            try:
-                sender.send(request)
-            except ExportFailed as exc:
-                exc.sent = sent  # type: ignore[attr-defined]
-                exc.total = total  # type: ignore[attr-defined]
-                raise
-            sent += count
+            progress(0, None)
+        for batch in readable_batches(session, service_name=service_name, max_spans=batch_size):
+            sender.send(batch)
             if progress:
-                progress(sent, total)
+                progress(sender.sent, None)
     finally:
         sender.close()
-    return ExportResult(session, sent, sender.rejected_spans, sum(s.unfinished for s in session.spans))
+    if not sender.sent:
+        raise _nothing(session)
+    return ExportResult(session, sender.sent)
 
 
 def write_file(
     path: str | os.PathLike[str], out: IO[str], fmt_name: str, *, service_name: str | None = None
-) -> SessionSpans:
-    """Write one session as ``otlp-json`` (one request per line) or ``jaeger-json``."""
+) -> ExportResult:
+    """Write one session as ``otlp-json`` (one request per line) or ``jaeger-json``; raises
+    :class:`NothingToExport` for a session without spans (``out`` then holds nothing)."""
     import json
 
-    session = read_session_spans(path)
+    from .files import jaeger_json, write_otlp_json
+
+    session = read_session(path)
     if fmt_name == "otlp-json":
-        write_otlp_json(build_requests(session, service_name=service_name), out)
+        from .otlp import build_requests
+
+        count = write_otlp_json(build_requests(session, service_name=service_name), out)
     elif fmt_name == "jaeger-json":
-        json.dump(jaeger_json(session, service_name), out, ensure_ascii=False)
-        out.write("\n")
+        document = jaeger_json(session, service_name)
+        count = sum(len(trace["spans"]) for trace in document["data"])
+        if count:
+            json.dump(document, out, ensure_ascii=False)
+            out.write("\n")
     else:
         raise ValueError(f"unknown format {fmt_name!r} (otlp-json or jaeger-json)")
-    return session
+    if not count:
+        raise _nothing(session)
+    return ExportResult(session, count)

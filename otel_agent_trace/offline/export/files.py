@@ -1,5 +1,6 @@
 """Recordings as files a viewer loads without a live pipeline: OTLP/JSON lines (what the
-Collector's ``otlpjsonfile`` receiver and Jaeger's UI read) and Jaeger's own JSON."""
+Collector's ``otlpjsonfile`` receiver and Jaeger's UI read), each line a request as the OTLP
+exporters encode it, and Jaeger's own JSON."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from otel_agent_trace.redaction import Redactor, get_redactor
 
-from .otlp import resource_attributes
+from .resource import resource_attributes
 from .spans import ExportSpan, SessionSpans
 
 _ID_FIELDS = frozenset({"traceId", "spanId", "parentSpanId"})
@@ -75,7 +76,8 @@ def _jaeger_span(span: ExportSpan, redactor: Redactor) -> dict[str, Any]:
             tags.append(_tag("otel.status_description", description))
     logs = []
     for event in span.events:
-        attrs = event.get("attributes") if isinstance(event.get("attributes"), dict) else {}
+        attrs = event.get("attributes")
+        attrs = attrs if isinstance(attrs, dict) else {}
         fields = [_tag("event", redactor.redact_text(str(event.get("name") or "")))]
         fields += [_tag(k, v) for k, v in redactor.redact_attributes(attrs).items()]
         logs.append({"timestamp": int(event.get("ts") or 0) // 1000, "fields": fields})
@@ -97,7 +99,8 @@ def _jaeger_span(span: ExportSpan, redactor: Redactor) -> dict[str, Any]:
 
 
 def jaeger_json(session: SessionSpans, service_name: str | None = None) -> dict[str, Any]:
-    """The session as Jaeger's ``{"data": [trace, …]}``, one entry per trace id."""
+    """The session as Jaeger's ``{"data": [trace, …]}``, one entry per trace id (the spans are
+    held: Jaeger's JSON is one document)."""
     redactor = get_redactor()
     process_tags = redactor.redact(resource_attributes(session, service_name))
     service = str(process_tags.pop("service.name"))

@@ -1,55 +1,218 @@
-"""Sending OTLP requests to a backend over HTTP (protobuf) or gRPC, with retries.
+"""Sending spans with the OpenTelemetry OTLP exporters (``opentelemetry-exporter-otlp-proto-http``
+or ``-grpc``): their retries and backoff (``Retry-After``, gRPC ``RetryInfo``) within the timeout,
+compression, TLS and client certificates, headers, all as ``OTEL_EXPORTER_OTLP_*`` set them.
 
-Retryable answers (HTTP 429/502/503/504, gRPC UNAVAILABLE, RESOURCE_EXHAUSTED, …, or no
-connection) are retried with exponential backoff; anything else is a refusal, raised at once.
+What the exporters add here: an endpoint that accepts no connection fails at once, with its
+reason, rather than after the exporter's retries (one TCP connection is tried first, unless a
+proxy is in the way); what the exporter logs (a retry, the reason of a failure) is said on
+standard error as it happens, never dropped.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Mapping
+import logging
+import os
+import socket
+import urllib.request
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import requests
-from google.protobuf.message import DecodeError
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-    ExportTraceServiceRequest,
-    ExportTraceServiceResponse,
-)
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.sdk.trace.export import SpanExporter
 
 PROTOCOLS = ("http/protobuf", "grpc")
-HTTP_RETRYABLE = frozenset({408, 429, 502, 503, 504})
 TRACES_PATH = "/v1/traces"
+DEFAULT_TIMEOUT = 10.0
+_EXPORTER_LOGGER = "opentelemetry.exporter"
 
 
 class ExportFailed(Exception):
-    """The backend refused a batch, or could not be reached after the retries."""
+    """The backend refused a batch, or could not be reached within the timeout."""
 
-    def __init__(self, message: str, *, refused: bool) -> None:
+    def __init__(self, message: str, *, refused: bool, sent: int = 0) -> None:
         super().__init__(message)
         self.refused = refused
+        self.sent = sent
 
 
 def http_url(endpoint: str) -> str:
     """The traces URL for an endpoint: a base URL gets ``/v1/traces``; a full URL is kept."""
-    if "://" not in endpoint:
-        endpoint = f"http://{endpoint}"
-    parts = urlsplit(endpoint)
-    if parts.path.rstrip("/").endswith(TRACES_PATH):
+    endpoint = with_scheme(endpoint)
+    if urlsplit(endpoint).path.rstrip("/").endswith(TRACES_PATH):
         return endpoint
     return endpoint.rstrip("/") + TRACES_PATH
 
 
-def grpc_target(endpoint: str) -> tuple[str, bool]:
-    """``(host:port, secure)`` for a gRPC endpoint (``http://`` means plaintext, as in OTel)."""
-    if "://" not in endpoint:
-        return endpoint, False
-    parts = urlsplit(endpoint)
-    return parts.netloc, parts.scheme == "https"
+def with_scheme(endpoint: str) -> str:
+    """``host:port`` is plaintext (``http://``); ``https://`` is TLS."""
+    return endpoint if "://" in endpoint else f"http://{endpoint.lstrip('/')}"
+
+
+def env_endpoint(protocol: str) -> str | None:
+    """The endpoint ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` (as it is) or
+    ``OTEL_EXPORTER_OTLP_ENDPOINT`` (a base URL) names, if any."""
+    own = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").strip()
+    if own:
+        return own
+    base = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip()
+    if not base:
+        return None
+    return http_url(base) if protocol == "http/protobuf" else base
+
+
+def env_protocol() -> str | None:
+    for name in ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"):
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value
+    return None
+
+
+def resolved_timeout(timeout: float | None) -> float:
+    """``timeout``, else ``OTEL_EXPORTER_OTLP_TRACES_TIMEOUT`` / ``OTEL_EXPORTER_OTLP_TIMEOUT``
+    (seconds, as the Python exporters read them), else 10."""
+    if timeout is not None:
+        return timeout
+    for name in ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"):
+        raw = os.environ.get(name, "").strip()
+        if raw:
+            try:
+                return float(raw)
+            except ValueError:
+                break
+    return DEFAULT_TIMEOUT
+
+
+def make_exporter(
+    endpoint: str, protocol: str, headers: Mapping[str, str] | None, timeout: float
+) -> SpanExporter:
+    """The SDK's OTLP span exporter for ``endpoint``; what is not given comes from the
+    ``OTEL_EXPORTER_OTLP_*`` variables, as for any exporter."""
+    if protocol == "grpc":
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as Grpc
+
+        grpc_headers = tuple((k.lower(), v) for k, v in (headers or {}).items()) or None
+        return Grpc(endpoint=with_scheme(endpoint), headers=grpc_headers, timeout=timeout)
+    if protocol == "http/protobuf":
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as Http
+
+        return Http(
+            endpoint=http_url(endpoint),
+            headers=dict(headers) if headers else None,
+            timeout=timeout,
+            session=_own_ca_session(),
+        )
+    raise ValueError(f"unknown protocol {protocol!r} (one of {', '.join(PROTOCOLS)})")
+
+
+def _own_ca_session() -> Any:
+    """A ``requests`` session that keeps the CA the OTLP settings name: requests otherwise lets
+    ``REQUESTS_CA_BUNDLE`` / ``CURL_CA_BUNDLE`` replace a session's ``verify`` on every request,
+    so ``OTEL_EXPORTER_OTLP_CERTIFICATE`` would be ignored wherever those are set. ``None`` (the
+    exporter's own session) when no CA is named or a credential provider gives the session."""
+    named = any(
+        os.environ.get(n) for n in ("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", "OTEL_EXPORTER_OTLP_CERTIFICATE")
+    )
+    providers = (
+        "OTEL_PYTHON_EXPORTER_OTLP_HTTP_TRACES_CREDENTIAL_PROVIDER",
+        "OTEL_PYTHON_EXPORTER_OTLP_HTTP_CREDENTIAL_PROVIDER",
+    )
+    if not named or any(os.environ.get(n) for n in providers):
+        return None
+    import requests
+
+    class OwnCA(requests.Session):
+        def merge_environment_settings(self, url, proxies, stream, verify, cert):  # type: ignore[no-untyped-def]
+            settings = super().merge_environment_settings(url, proxies, stream, verify, cert)
+            settings["verify"] = self.verify  # the exporter's: the CA the OTLP settings name
+            return settings
+
+    return OwnCA()
+
+
+def target_of(endpoint: str, protocol: str) -> tuple[str, int]:
+    """The host and port a connection to ``endpoint`` goes to."""
+    parts = urlsplit(with_scheme(endpoint))
+    default = 443 if parts.scheme == "https" else 4317 if protocol == "grpc" else 4318
+    try:
+        port = parts.port or default
+    except ValueError:
+        raise ExportFailed(f"{endpoint}: not a valid endpoint (bad port)", refused=True) from None
+    if not parts.hostname:
+        raise ExportFailed(f"{endpoint}: not a valid endpoint (no host)", refused=True)
+    return parts.hostname, port
+
+
+def _proxied(endpoint: str, protocol: str) -> bool:
+    url = with_scheme(endpoint)
+    host = urlsplit(url).hostname or ""
+    if protocol == "grpc":
+        names = ("grpc_proxy", "https_proxy", "http_proxy")
+        proxy = any(os.environ.get(n) or os.environ.get(n.upper()) for n in names)
+    else:
+        proxy = urlsplit(url).scheme in urllib.request.getproxies()
+    return proxy and not urllib.request.proxy_bypass(host)
+
+
+def check_reachable(endpoint: str, protocol: str, timeout: float) -> None:
+    """Raise :class:`ExportFailed` at once when no connection to the endpoint can be made."""
+    if _proxied(endpoint, protocol):
+        return  # the proxy, not the endpoint, takes the connection
+    host, port = target_of(endpoint, protocol)
+    try:
+        with socket.create_connection((host, port), timeout=max(timeout, 0.1)):
+            pass
+    except ConnectionRefusedError:
+        raise ExportFailed(f"cannot reach {host}:{port}: connection refused", refused=False) from None
+    except TimeoutError:
+        raise ExportFailed(
+            f"cannot reach {host}:{port}: no answer within {timeout:g} s", refused=False
+        ) from None
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise ExportFailed(f"cannot reach {host}:{port}: {reason}", refused=False) from None
+
+
+class _Said(logging.Handler):
+    """The exporter's log records: each said through ``say``, errors kept for the failure."""
+
+    def __init__(self, say: Callable[[str], None] | None) -> None:
+        super().__init__(logging.WARNING)
+        self.say = say
+        self.errors: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = record.getMessage()
+        except Exception:  # a record that does not format: its template says enough
+            message = str(record.msg)
+        if record.levelno >= logging.ERROR:
+            self.errors.append(message)
+        elif self.say is not None:
+            self.say(message)
+
+
+@contextmanager
+def _exporter_log(say: Callable[[str], None] | None) -> Iterator[_Said]:
+    logger = logging.getLogger(_EXPORTER_LOGGER)
+    handler = _Said(say)
+    propagate, level = logger.propagate, logger.level
+    logger.addHandler(handler)
+    logger.propagate = False  # said here once, not again by the last-resort handler
+    if logger.getEffectiveLevel() > logging.WARNING:
+        logger.setLevel(logging.WARNING)
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate, logger.level = propagate, level
 
 
 class Sender:
-    """Sends requests to one endpoint; ``send`` retries and raises :class:`ExportFailed`."""
+    """Sends batches of spans through one SDK exporter; ``send`` raises :class:`ExportFailed`."""
 
     def __init__(
         self,
@@ -57,131 +220,39 @@ class Sender:
         protocol: str = "http/protobuf",
         headers: Mapping[str, str] | None = None,
         *,
-        timeout: float = 10.0,
-        retries: int = 5,
-        backoff: float = 0.5,
-        sleep: Callable[[float], None] = time.sleep,
+        timeout: float | None = None,
+        note: Callable[[str], None] | None = None,
     ) -> None:
         if protocol not in PROTOCOLS:
             raise ValueError(f"unknown protocol {protocol!r} (one of {', '.join(PROTOCOLS)})")
         self.endpoint = endpoint
         self.protocol = protocol
-        self.headers = dict(headers or {})
-        self.timeout = timeout
-        self.retries = retries
-        self.backoff = backoff
-        self._sleep = sleep
-        self.rejected_spans = 0
-        self._session: requests.Session | None = None
-        self._channel = None
-        self._stub = None
+        self.timeout = resolved_timeout(timeout)
+        self.note = note
+        self.sent = 0
+        check_reachable(endpoint, protocol, self.timeout)
+        self.exporter = make_exporter(endpoint, protocol, headers, self.timeout)
 
     @property
     def target(self) -> str:
-        return http_url(self.endpoint) if self.protocol == "http/protobuf" else grpc_target(self.endpoint)[0]
+        return http_url(self.endpoint) if self.protocol == "http/protobuf" else with_scheme(self.endpoint)
 
-    def send(self, request: ExportTraceServiceRequest) -> None:
-        payload = request.SerializeToString()
-        attempt = 0
-        while True:
-            try:
-                self._send_once(request, payload)
-                return
-            except ExportFailed as exc:
-                if exc.refused or attempt >= self.retries:
-                    raise
-            attempt += 1
-            self._sleep(self.backoff * 2 ** (attempt - 1))
+    def send(self, spans: Sequence[ReadableSpan]) -> None:
+        from opentelemetry.sdk.trace.export import SpanExportResult
+
+        with _exporter_log(self.note) as log:
+            result = self.exporter.export(spans)
+        if result is not SpanExportResult.SUCCESS:
+            reason = log.errors[-1] if log.errors else "the exporter gave no reason"
+            refused = not any(
+                w in reason.lower() for w in ("timeout", "unavailable", "connection", "deadline")
+            )
+            raise ExportFailed(f"{self.target}: {reason}", refused=refused, sent=self.sent)
+        self.sent += len(spans)
 
     def close(self) -> None:
-        if self._session is not None:
-            self._session.close()
-        if self._channel is not None:
-            self._channel.close()
-
-    # --- one attempt ------------------------------------------------------------------------
-
-    def _send_once(self, request: ExportTraceServiceRequest, payload: bytes) -> None:
-        if self.protocol == "http/protobuf":
-            self._http(payload)
-        else:
-            self._grpc(request)
-
-    def _http(self, payload: bytes) -> None:
-        if self._session is None:
-            self._session = requests.Session()
-        url = http_url(self.endpoint)
-        headers = {"Content-Type": "application/x-protobuf", **self.headers}
-        try:
-            resp = self._session.post(url, data=payload, headers=headers, timeout=self.timeout)
-        except requests.RequestException as exc:
-            raise ExportFailed(f"cannot reach {url}: {_short(exc)}", refused=False) from None
-        if resp.ok:
-            self._note_partial(resp.content)
-            return
-        body = resp.text.strip().replace("\n", " ")[:300]
-        answer = f"{url} answered HTTP {resp.status_code} {resp.reason or ''}".rstrip()
-        raise ExportFailed(
-            answer + (f": {body}" if body else ""),
-            refused=resp.status_code not in HTTP_RETRYABLE,
-        )
-
-    def _grpc(self, request: ExportTraceServiceRequest) -> None:
-        import grpc
-        from opentelemetry.proto.collector.trace.v1.trace_service_pb2_grpc import TraceServiceStub
-
-        if self._stub is None:
-            target, secure = grpc_target(self.endpoint)
-            self._channel = (
-                grpc.secure_channel(target, grpc.ssl_channel_credentials())
-                if secure
-                else grpc.insecure_channel(target)
-            )
-            self._stub = TraceServiceStub(self._channel)
-        metadata = [(k.lower(), v) for k, v in self.headers.items()]
-        try:
-            response = self._stub.Export(request, metadata=metadata, timeout=self.timeout)
-        except grpc.RpcError as exc:
-            code = exc.code() if hasattr(exc, "code") else None
-            details = exc.details() if hasattr(exc, "details") else str(exc)
-            retryable = code in _grpc_retryable()
-            raise ExportFailed(
-                f"{self.target} answered gRPC {getattr(code, 'name', code)}: {details}", refused=not retryable
-            ) from None
-        self._note_partial(response)
-
-    def _note_partial(self, response: bytes | ExportTraceServiceResponse) -> None:
-        if isinstance(response, bytes):
-            parsed = ExportTraceServiceResponse()
-            try:
-                parsed.ParseFromString(response)
-            except DecodeError:  # a body that is not an OTLP response: nothing to count
-                return
-            response = parsed
-        if response.HasField("partial_success"):
-            self.rejected_spans += int(response.partial_success.rejected_spans)
+        with _exporter_log(self.note):
+            self.exporter.shutdown()
 
 
-def _grpc_retryable() -> frozenset:
-    import grpc
-
-    return frozenset(
-        {
-            grpc.StatusCode.CANCELLED,
-            grpc.StatusCode.DEADLINE_EXCEEDED,
-            grpc.StatusCode.RESOURCE_EXHAUSTED,
-            grpc.StatusCode.ABORTED,
-            grpc.StatusCode.OUT_OF_RANGE,
-            grpc.StatusCode.UNAVAILABLE,
-            grpc.StatusCode.DATA_LOSS,
-        }
-    )
-
-
-def _short(exc: BaseException) -> str:
-    text = str(exc)
-    if "Connection refused" in text:
-        return "connection refused"
-    if "timed out" in text.lower():
-        return "timed out"
-    return text[:200]
+__all__ = ["PROTOCOLS", "ExportFailed", "Sender", "env_endpoint", "env_protocol", "http_url"]
