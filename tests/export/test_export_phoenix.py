@@ -5,12 +5,15 @@ file leaves one copy of each span (same ids)."""
 
 from __future__ import annotations
 
+import json
+import uuid
 from datetime import datetime
 
 import pytest
 
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace.offline import load_session
+from tests.offline import samples
 
 from .helpers import cli, record
 
@@ -123,3 +126,37 @@ def test_exporting_the_same_file_twice_keeps_one_copy_of_each_span(tmp_path, pho
         spans = phoenix.spans(trace_id)
         ids = [s["context"]["span_id"] for s in spans]
         assert len(ids) == len(set(ids)) == sum(s.trace_id == trace_id for s in session.spans)
+
+
+@pytest.mark.phoenix
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_a_dm_session_arrives_as_its_file_export_says_configured_from_the_environment(
+    tmp_path, phoenix, protocol
+):
+    """A DM-Code-Agent session (issue 35), sent with no --otlp: OTEL_EXPORTER_OTLP_ENDPOINT and
+    _PROTOCOL say where. Phoenix has the spans the loader builds, with the ids its
+    ``--format otlp-json`` export of the same file has."""
+    run_id = uuid.uuid4().hex
+    path = tmp_path / "dm.jsonl"
+    path.write_text("".join(json.dumps({**e, "run_id": run_id}) + "\n" for e in samples.dm_entries()))
+    done = cli("export", str(path), env=phoenix.otlp_env(protocol))
+    assert done.returncode == 0, done.stderr
+    assert f"({protocol})" in done.stdout
+    out = tmp_path / "dm.otlp.jsonl"
+    assert cli("export", str(path), "--format", "otlp-json", str(out)).returncode == 0
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    written = {
+        s["spanId"]: s
+        for d in lines
+        for rs in d["resourceSpans"]
+        for ss in rs["scopeSpans"]
+        for s in ss["spans"]
+    }
+    assert {s["traceId"] for s in written.values()} == {run_id}
+    got = {s["context"]["span_id"]: s for s in phoenix.spans(run_id, expect=len(written))}
+    assert set(got) == set(written)
+    for span_id, span in written.items():
+        assert got[span_id]["name"] == span["name"]
+        assert got[span_id]["parent_id"] == span.get("parentSpanId")
+        assert _same_time(got[span_id]["start_time"], int(span["startTimeUnixNano"]))
+    assert {s["name"] for s in got.values()} == {r.name for r in load_session(path).spans}
