@@ -7,7 +7,17 @@ import json
 
 from .helpers import run_instrumented
 
-LIBRARIES = ("openai", "anthropic", "botocore", "ollama", "strands", "agents", "langchain_core", "mcp")
+LIBRARIES = (
+    "openai",
+    "anthropic",
+    "botocore",
+    "ollama",
+    "mistralai",
+    "strands",
+    "agents",
+    "langchain_core",
+    "mcp",
+)
 
 _PROBE = """
 import json, sys

@@ -105,6 +105,7 @@ def test_opentelemetry_instrument_records_bedrock_calls(llm, tmp_path: Path):
         ("anthropic", "AnthropicInstrumentor", "anthropic"),
         ("bedrock", "BedrockInstrumentor", "botocore"),
         ("ollama", "OllamaInstrumentor", "ollama"),
+        ("mistral", "MistralInstrumentor", "mistralai"),
         ("langchain", "LangChainInstrumentor", "langchain-core"),
         ("strands", "StrandsInstrumentor", "strands-agents"),
     ],

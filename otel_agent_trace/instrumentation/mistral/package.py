@@ -1,0 +1,1 @@
+_instruments = ("mistralai >= 2.0, < 4",)

@@ -1,0 +1,205 @@
+"""Mistral (the real ``mistralai`` SDK against the local server speaking Mistral's chat JSON and
+SSE): ``chat.complete`` / ``chat.stream`` and their async forms make one ``chat {model}`` span
+each with the GenAI attributes, hand the caller exactly what the SDK returns, and put the call's
+messages and a snapshot in the session; the run replays with the server stopped."""
+
+from __future__ import annotations
+
+import pytest
+from mistralai.client import Mistral, errors
+from opentelemetry.trace import SpanKind, StatusCode
+
+import otel_agent_trace as oat
+from otel_agent_trace.instrumentation.mistral import MistralInstrumentor
+from otel_agent_trace.offline.loader import load_session
+from tests.genai.genai_helpers import model_spans, strip_digests
+from tests.genai.replay_helpers import record_then_replay
+
+MODEL = "mistral-small-latest"
+SYSTEM = {"role": "system", "content": "You answer weather questions."}
+USER = {"role": "user", "content": "What's the weather in Paris?"}
+TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "The weather in a city.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    },
+}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def mistral_instrumented(provider):
+    inst = MistralInstrumentor()
+    mine = not inst.is_instrumented_by_opentelemetry
+    if mine:
+        inst.instrument(tracer_provider=provider)
+    yield
+    if mine:
+        inst.uninstrument()
+
+
+def _client(base_url: str) -> Mistral:
+    return Mistral(api_key="mistral-test-key", server_url=base_url)
+
+
+@pytest.fixture
+def client(llm):
+    return _client(llm.base_url)
+
+
+def _one(memory_exporter):
+    spans = model_spans(memory_exporter)
+    assert len(spans) == 1, [s.name for s in spans]
+    return spans[0]
+
+
+def _uninstrumented(provider, call):
+    MistralInstrumentor().uninstrument()
+    try:
+        return call()
+    finally:
+        MistralInstrumentor().instrument(tracer_provider=provider)
+
+
+def test_complete_span_and_session(client, llm, checkpoint, memory_exporter):
+    llm.queue("mistral_chat_tool_call")
+    response = client.chat.complete(
+        model=MODEL, messages=[SYSTEM, USER], tools=[TOOL], temperature=0.3, max_tokens=200, random_seed=7
+    )
+    assert response.choices[0].message.tool_calls[0].function.name == "get_weather"
+    path = next(p for p in checkpoint.files if "checkpoint" in p.name)
+    checkpoint.stop()
+
+    span = _one(memory_exporter)
+    a = span.attributes
+    assert span.name == f"chat {MODEL}" and span.kind is SpanKind.CLIENT
+    assert a["gen_ai.provider.name"] == "mistral_ai" and a["gen_ai.operation.name"] == "chat"
+    assert a["gen_ai.request.model"] == MODEL and "gen_ai.request.stream" not in a
+    assert a["gen_ai.request.temperature"] == 0.3 and a["gen_ai.request.max_tokens"] == 200
+    assert a["gen_ai.request.seed"] == 7
+    assert a["gen_ai.response.id"] == "cmpl-mistral-tool01" and a["gen_ai.response.model"] == MODEL
+    assert a["gen_ai.response.finish_reasons"] == ("tool_calls",)
+    assert a["gen_ai.usage.input_tokens"] == 70 and a["gen_ai.usage.output_tokens"] == 18
+    assert a["agent_trace.tool_calls.ids"] == ("D681PevKs",)
+    assert a["agent_trace.tool_calls.names"] == ("get_weather",)
+    assert "gen_ai.input.messages" not in a
+
+    session = load_session(path)
+    conversation = strip_digests(session.conversation())
+    assert conversation[:2] == [SYSTEM, USER]
+    assert conversation[2]["tool_calls"][0]["id"] == "D681PevKs"
+    (snap,) = session.snapshots
+    assert snap["system_prompt"] == "You answer weather questions."
+    assert snap["tools_loaded"] == ["get_weather"]
+    assert snap["model_info"] == {"type": "mistral_ai", "model_id": MODEL, "provider": "mistral_ai"}
+
+
+def test_stream_is_passed_through_and_assembled(client, llm, provider, checkpoint, memory_exporter):
+    llm.queue("mistral_chat_tool_call_stream")
+    with client.chat.stream(model=MODEL, messages=[USER], tools=[TOOL]) as stream:
+        events = list(stream)
+    path = next(p for p in checkpoint.files if "checkpoint" in p.name)
+    checkpoint.stop()
+    llm.queue("mistral_chat_tool_call_stream")
+    plain = _uninstrumented(
+        provider, lambda: list(client.chat.stream(model=MODEL, messages=[USER], tools=[TOOL]))
+    )
+    assert events == plain and len(events) == 2  # the same events, in the same order
+    assert llm.requests[0]["body"] == llm.requests[1]["body"]
+
+    span = _one(memory_exporter)
+    a = span.attributes
+    assert a["gen_ai.request.stream"] is True and a["gen_ai.response.time_to_first_chunk"] > 0
+    assert a["gen_ai.response.id"] == "cmpl-mistral-stream02"
+    assert a["gen_ai.response.finish_reasons"] == ("tool_calls",) and a["gen_ai.usage.output_tokens"] == 18
+    assert a["agent_trace.tool_calls.ids"] == ("D681PevKs",)
+    last = strip_digests(load_session(path).conversation())[-1]
+    assert last["tool_calls"][0]["function"] == {"name": "get_weather", "arguments": '{"city": "Paris"}'}
+
+
+def test_a_stream_left_early_ends_its_span(client, llm, memory_exporter):
+    llm.queue("mistral_chat_final_stream")
+    stream = client.chat.stream(model=MODEL, messages=[USER])
+    next(iter(stream))
+    stream.close()
+    span = _one(memory_exporter)
+    assert span.attributes["agent_trace.stream.abandoned"] is True
+
+
+async def test_async_complete_and_stream(client, llm, memory_exporter):
+    llm.queue("mistral_chat_final", "mistral_chat_final_stream")
+    response = await client.chat.complete_async(model=MODEL, messages=[USER])
+    stream = await client.chat.stream_async(model=MODEL, messages=[USER])
+    text = "".join([e.data.choices[0].delta.content async for e in stream])
+    assert response.choices[0].message.content == text == "It is 18°C and sunny in Paris."
+    plain, streamed = model_spans(memory_exporter)
+    assert plain.attributes["gen_ai.response.id"] == "cmpl-mistral-final01"
+    assert streamed.attributes["gen_ai.request.stream"] is True
+    assert streamed.attributes["gen_ai.response.finish_reasons"] == ("stop",)
+    assert streamed.attributes["gen_ai.usage.input_tokens"] == 95
+
+
+def test_errors_are_raised_unchanged(client, llm, memory_exporter):
+    llm.queue("mistral_error_401")
+    with pytest.raises(errors.SDKError) as caught:
+        client.chat.complete(model=MODEL, messages=[USER])
+    assert caught.value.status_code == 401
+    span = _one(memory_exporter)
+    assert span.status.status_code is StatusCode.ERROR
+    assert span.attributes["error.type"] == type(caught.value).__name__
+
+
+def test_requests_are_the_same_with_and_without_us(client, llm, provider):
+    llm.queue("mistral_chat_tool_call", "mistral_chat_tool_call")
+    ours = client.chat.complete(model=MODEL, messages=[SYSTEM, USER], tools=[TOOL], temperature=0)
+    plain = _uninstrumented(
+        provider,
+        lambda: client.chat.complete(model=MODEL, messages=[SYSTEM, USER], tools=[TOOL], temperature=0),
+    )
+    assert ours == plain
+    first, second = llm.requests
+    assert first["body"] == second["body"]
+    assert {k: v for k, v in first["headers"].items() if k.lower() != "traceparent"} == {
+        k: v for k, v in second["headers"].items() if k.lower() != "traceparent"
+    }
+
+
+def test_no_message_text_in_the_shareable_tier(client, llm, checkpoint):
+    planted = "planted-phrase-m1stral"
+    llm.queue("mistral_chat_final_stream")
+    for _ in client.chat.stream(model=MODEL, messages=[{"role": "system", "content": planted}, USER]):
+        pass
+    trace_file, checkpoint_file = sorted(checkpoint.files, key=lambda p: "checkpoint" in p.name)
+    checkpoint.stop()
+    assert planted not in trace_file.read_text() and "sunny in Paris" not in trace_file.read_text()
+    assert planted in checkpoint_file.read_text() and "sunny in Paris" in checkpoint_file.read_text()
+
+
+def _agent_run(base_url: str) -> list[object]:
+    """A tool-calling loop on the SDK: one agent span, two model calls (plain, then streamed)."""
+    client = _client(base_url)
+    with oat.agent("mistral-weather"):
+        messages: list[object] = [SYSTEM, USER]
+        first = client.chat.complete(model=MODEL, messages=messages, tools=[TOOL])
+        message = first.choices[0].message
+        messages.append(message)
+        for call in message.tool_calls or ():
+            messages.append(
+                {"role": "tool", "content": "18°C, sunny", "tool_call_id": call.id, "name": "get_weather"}
+            )
+        stream = client.chat.stream(model=MODEL, messages=messages, tools=[TOOL])
+        text = "".join(e.data.choices[0].delta.content or "" for e in stream)
+    return [message.model_dump(), text]
+
+
+def test_one_trace_per_run_and_model_replay_with_the_server_stopped(tmp_path, memory_exporter):
+    recorded, replayed, report, _path = record_then_replay(
+        tmp_path, ("mistral_chat_tool_call", "mistral_chat_final_stream"), _agent_run
+    )
+    assert replayed == recorded and recorded[1] == "It is 18°C and sunny in Paris."
+    assert report["answered"] == 2 and report["divergences"] == [] and report["unused"] == 0
+    spans = memory_exporter.get_finished_spans()
+    recorded_run = [s for s in spans if s.context.trace_id == spans[0].context.trace_id]
+    names = [s.name for s in recorded_run]
+    assert names.count(f"chat {MODEL}") == 2 and "invoke_agent mistral-weather" in names
