@@ -29,7 +29,7 @@ from .listing import find_sessions, sessions_directory
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
-# A ZIP's temporary file (recording/archive.temporary): ".<ZIP name>.<pid>.<8 hex>.tmp"
+# A ZIP's temporary file (recording/zip_container.temporary): ".<ZIP name>.<pid>.<8 hex>.tmp"
 _TEMPORARY = re.compile(r"^\.(?P<zip>[^/]+)\.(?P<pid>[0-9]+)\.[0-9a-f]{8}\.tmp$")
 
 

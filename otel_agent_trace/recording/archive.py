@@ -12,44 +12,46 @@ import mmap
 import os
 import queue
 import re
-import secrets
 import sys
-import tempfile
 import time
 import zipfile
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import orjson
 
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace._internal.guard import own_io
-from otel_agent_trace.session_format.reader import MAX_LINE_BYTES, LineReader, open_regular
+from otel_agent_trace.session_format.reader import open_regular
 from otel_agent_trace.session_format.views import MESSAGE_ENTRY_KEYS, MESSAGE_OWN_KEYS
 
+from . import zip_ahead
+from .snapshot_spool import LONGEST, AheadViews, Doubt, SnapshotSpool
+from .zip_container import finished, member, temporary, zip_after, zip_name
+
 if TYPE_CHECKING:
-    from .recorder import SessionRecorder
+    from .environment import Environment
     from .writer import TierWriter
+
+
+class RecordedSession(Protocol):
+    """What the export reads of the session it exports (a ``SessionRecorder``, stopped)."""
+
+    session_id: str
+    name: str | None
+    user_metadata: dict[str, Any]
+    started_ns: int
+    stopped_ns: int
+    counts: dict[str, int]
+    env: Environment
+
 
 # ``fmt`` loads its modules on first use; an export's are loaded with this module (at session
 # start: lifecycle.start_session), not at exit, where defining their dataclasses would make an
 # interrupted CPython exit with status 1 instead of dying of SIGINT.
 _USES = (fmt.child_files, fmt.iter_lines, fmt.snapshot_view, fmt.message_view)
-
-_unfinished: set[Path] = set()  # temporary files being written (see discard_unfinished)
-
-
-def discard_unfinished() -> None:
-    """Remove the temporary files of exports under way (the process is about to be killed by
-    ``lifecycle``'s watchdog: only SIGKILL mid-write can leave one behind)."""
-    for tmp in list(_unfinished):
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-
 
 TIER_NOTES = {
     "trace": "Shareable trace tier: redacted; message text kept as length and SHA-256 only.",
@@ -57,33 +59,18 @@ TIER_NOTES = {
 }
 
 
-def zip_name(session_id: str, tier: str) -> str:
-    """The file name of a tier's session ZIP."""
-    return session_id + (fmt.CHECKPOINT_SUFFIX if tier == "checkpoint" else "") + fmt.ZIP_SUFFIX
-
-
-def temporary(directory: Path, name: str) -> Path:
-    """A new temporary file's path for the ZIP ``name``, known to :func:`discard_unfinished`
-    before it exists (no moment when it exists and is not known)."""
-    tmp = directory / f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-    _unfinished.add(tmp)
-    return tmp
-
-
-def export_zip(recorder: SessionRecorder, writer: TierWriter) -> Path:
+def export_zip(recorder: RecordedSession, writer: TierWriter) -> Path:
     directory = writer.path.parent
     tier = writer.tier
     final = directory / zip_name(recorder.session_id, tier)
     paths = fmt.child_files(directory, recorder.session_id, writer.path, tier)
     stamp = recorder.env.localtime(recorder.stopped_ns / 1e9)  # the members' dates: when it stopped
-    from .zip_ahead import take  # (loaded with this module's user, lifecycle.start_session)
-
-    ahead = take(writer)
+    ahead = zip_ahead.take(writer)
     with own_io():
         if ahead is not None:  # its events.jsonl copied while it ran: the rest of the ZIP now
             try:
                 return _finish_ahead(recorder, writer, ahead, paths, stamp, final)
-            except (_Doubt, FileNotFoundError):  # the file is not as its writer says, or the
+            except (Doubt, FileNotFoundError):  # the file is not as its writer says, or the
                 pass  # copy was removed (by hand): the files are copied and scanned again
             finally:
                 ahead.close(remove=True)
@@ -92,8 +79,8 @@ def export_zip(recorder: SessionRecorder, writer: TierWriter) -> Path:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if tier == "checkpoint" else 0o644)
             with open(fd, "wb", closefd=True) as raw, zipfile.ZipFile(raw, "w") as zf:
                 size = sum(_size(path) for path in paths)
-                with zf.open(_member(fmt.ZIP_EVENTS, stamp, size), "w", force_zip64=True) as member:
-                    reader = _ReadAhead(paths, member.write)
+                with zf.open(member(fmt.ZIP_EVENTS, stamp, size), "w", force_zip64=True) as events:
+                    reader = _ReadAhead(paths, events.write)
                     try:
                         found = _snapshots(paths, reader, _Written.of(writer, writer.path))
                     finally:
@@ -108,14 +95,14 @@ def export_zip(recorder: SessionRecorder, writer: TierWriter) -> Path:
                 os.unlink(tmp)
             except FileNotFoundError:
                 pass
-            _unfinished.discard(tmp)
+            finished(tmp)
     return final
 
 
 def _finish_ahead(
-    recorder: SessionRecorder,
+    recorder: RecordedSession,
     writer: TierWriter,
-    ahead: Any,
+    ahead: zip_ahead.ZipAhead,
     paths: list[Path],
     stamp: time.struct_time,
     final: Path,
@@ -125,7 +112,7 @@ def _finish_ahead(
     where its writer wrote them, the other members and the central directory written after."""
     written = _Written.of(writer, writer.path)
     if written is None or ahead.copied > written.written:
-        raise _Doubt
+        raise Doubt
     ahead.copy(written.written)
     # Its snapshot lines: those written since the copy thread last looked (all of them when it
     # took none, or its doubt dropped them); a doubt here and the export copies it all.
@@ -134,11 +121,11 @@ def _finish_ahead(
         if views is not None:
             try:
                 views.advance(ahead.src, written.offsets, written.lines, written.written, final=True)
-            except (_Doubt, OSError):
+            except (Doubt, OSError):
                 views.close()
                 views = None
         if views is None:
-            views = _AheadViews(paths[0])
+            views = AheadViews(paths[0])
             views.advance(ahead.src, written.offsets, written.lines, written.written, final=True)
         reader = _ReadAhead(paths[1:], ahead.write)
         try:  # the session's own file is done: its child processes' files are scanned
@@ -153,9 +140,7 @@ def _finish_ahead(
     info = ahead.finish(stamp)
     with open(ahead.dst, "r+b", closefd=False) as raw:
         raw.seek(ahead.end())
-        with zipfile.ZipFile(raw, "w") as zf:  # its central directory starts after the member
-            zf.filelist.append(info)
-            zf.NameToInfo[info.filename] = info
+        with zip_after(raw, info) as zf:  # its central directory starts after the member
             try:
                 _small_members(zf, recorder, paths, stamp, writer.tier, found, size)
             finally:
@@ -166,7 +151,7 @@ def _finish_ahead(
 
 def _small_members(
     zf: zipfile.ZipFile,
-    recorder: SessionRecorder,
+    recorder: RecordedSession,
     paths: list[Path],
     stamp: time.struct_time,
     tier: str,
@@ -178,16 +163,16 @@ def _small_members(
     metadata = _metadata(recorder, paths, stamp, tier, found.total, snapshots.count)
     resume = _resume_state(found, tier)
     length = snapshots.finish()
-    info = _member(fmt.ZIP_SNAPSHOTS, stamp, max(size, length))
-    with zf.open(info, "w", force_zip64=length >= zipfile.ZIP64_LIMIT) as member:
-        snapshots.copy(member.write)
+    info = member(fmt.ZIP_SNAPSHOTS, stamp, max(size, length))
+    with zf.open(info, "w", force_zip64=length >= zipfile.ZIP64_LIMIT) as out:
+        snapshots.copy(out.write)
     for member_name, value in ((fmt.ZIP_METADATA, metadata), (fmt.ZIP_RESUME, resume)):
         data = orjson.dumps(value, option=orjson.OPT_INDENT_2)
-        zf.writestr(_member(member_name, stamp, max(size, len(data))), data)
+        zf.writestr(member(member_name, stamp, max(size, len(data))), data)
 
 
 def _metadata(
-    recorder: SessionRecorder,
+    recorder: RecordedSession,
     paths: list[Path],
     stamp: time.struct_time,
     tier: str,
@@ -227,33 +212,6 @@ def _metadata(
     return metadata
 
 
-# --- compression per member -----------------------------------------------------------------
-#
-# Deflate at level 6 runs at ~40 MB/s here, level 1 at ~150 MB/s; copying a stored member runs at
-# the speed of the disk. A session (its files together) up to STORE_ABOVE bytes has its members
-# deflated at level 1 (a small session's ZIP stays small, in well under a second); a bigger one has
-# them all stored (and any member over STORE_ABOVE), so a session of several GB is written within a
-# killed pod's grace period (docs/benchmarks/zip.md): its ZIP is about the size of its files, and
-# snapshots.json, a tenth of it or more, is not deflated by the one thread left at exit. A stored
-# member is never taken for a bomb by the reader (its size is its compressed size).
-
-STORE_ABOVE = 32 << 20
-FAST_LEVEL = 1
-
-
-def _member(name: str, stamp: time.struct_time, size: int) -> zipfile.ZipInfo:
-    """A member of ``size`` bytes (or of a session of ``size``, whichever is bigger)."""
-    info = zipfile.ZipInfo(name, date_time=tuple(stamp)[:6])
-    if size > STORE_ABOVE:
-        info.compress_type = zipfile.ZIP_STORED
-    else:
-        info.compress_type = zipfile.ZIP_DEFLATED
-        # ZipInfo has no public setter for it: 3.13 spells it compress_level, earlier _compresslevel
-        setattr(info, "compress_level" if hasattr(info, "compress_level") else "_compresslevel", FAST_LEVEL)
-    info.external_attr = 0o644 << 16
-    return info
-
-
 def _size(path: Path) -> int:
     try:
         return os.stat(path).st_size
@@ -279,7 +237,6 @@ def _size(path: Path) -> int:
 _CHUNK = 4 << 20  # below MAX_LINE_BYTES: a line longer than the reader reads is never within one
 _AHEAD = 4  # chunks read ahead of the scan
 _SNAPSHOT_TOKEN = b'"' + fmt.SNAPSHOT.encode() + b'"'
-_LONGEST = MAX_LINE_BYTES + 1  # a line of more bytes (its newline counted) is dropped by the reader
 # A message line's bookkeeping as the writer writes it, every value plain (strings of printable
 # ASCII without quote or backslash, a 64-bit integer ts): the rest of the line (group 1), from the
 # quote of its next key, is the message itself (see _view).
@@ -437,7 +394,7 @@ def _regions(chunks: Iterable[bytes], at: list[int] | None = None) -> Iterator[_
                     line_at = offset
                 pending += len(chunk)
                 pieces.append(chunk)
-                if pending > _LONGEST:
+                if pending > LONGEST:
                     pieces, pending, dropping = [], 0, True
             offset += len(chunk)
             continue
@@ -445,7 +402,7 @@ def _regions(chunks: Iterable[bytes], at: list[int] | None = None) -> Iterator[_
         if pieces or dropping:
             if at is not None:
                 at[0], at[1] = line_at, offset + first + 1
-            if dropping or pending + first + 1 > _LONGEST:
+            if dropping or pending + first + 1 > LONGEST:
                 yield b"\n", 0, 1
             else:
                 pieces.append(chunk[: first + 1])
@@ -528,10 +485,6 @@ class _Scan:
         return self.found.popleft()[1]
 
 
-class _Doubt(Exception):
-    """The writer's own file is not as its writer says: it is scanned as any other file."""
-
-
 class _Written:
     """What the writer of the session's own file knows of it (see ``TierWriter``): the lines it
     wrote, and where its snapshot entries' lines are. ``None`` when there is any doubt: a write
@@ -568,7 +521,7 @@ class _Written:
 class _KnownScan(_Scan):
     """:class:`_Scan` of the writer's own file: no line counted, no token looked for; the snapshot
     lines taken where the writer wrote them (``_Written``), each checked to start a line (else, or
-    if the file read is not the file written, :class:`_Doubt`)."""
+    if the file read is not the file written, :class:`Doubt`)."""
 
     def __init__(self, path: Path, chunks: Iterable[bytes], written: _Written):
         super().__init__(path, chunks)
@@ -586,11 +539,11 @@ class _KnownScan(_Scan):
             low, high = at
             pos = start
             if high - low != end - start:  # a line too long (dropped by the reader) or torn
-                if end - start != 1 or high - low <= _LONGEST:
-                    raise _Doubt
+                if end - start != 1 or high - low <= LONGEST:
+                    raise Doubt
                 while k < count and offsets[k] < high:
                     if offsets[k] != low:
-                        raise _Doubt
+                        raise Doubt
                     k += 1
                 if root:  # the reader's line 1 all the same (as _Scan gives it)
                     root = False
@@ -603,19 +556,19 @@ class _KnownScan(_Scan):
             while k < count and offsets[k] < high:
                 line = start + offsets[k] - low
                 if line < pos or (line and buf[line - 1] != 10):
-                    raise _Doubt
+                    raise Doubt
                 stop = buf.find(b"\n", line, end) + 1
                 self.found.append((number, numbers[k]))
                 number += 1
                 k += 1
                 yield buf[line:stop]
         if k < count or high != self._written.written:
-            raise _Doubt
+            raise Doubt
         self.entries = self._written.entries
 
     def where(self, number: int) -> int:
         if not self.found or self.found[0][0] != number:
-            raise _Doubt  # a line the reader skipped: not what the writer wrote
+            raise Doubt  # a line the reader skipped: not what the writer wrote
         return self.found.popleft()[1]
 
 
@@ -693,7 +646,7 @@ def _snapshots(paths: list[Path], reader: _ReadAhead, written: _Written | None =
         chunks = reader.chunks()
         try:
             return _scan(paths, reader, written, chunks)
-        except _Doubt:
+        except Doubt:
             for _ in chunks:  # the copy of the files goes on to their end
                 pass
             for _ in paths[1:]:
@@ -707,153 +660,8 @@ def _snapshots(paths: list[Path], reader: _ReadAhead, written: _Written | None =
     return _scan(paths, reader, None, None)
 
 
-_SPOOLED_IN_MEMORY = 4 << 20  # snapshots.json kept in memory up to this, then in a temporary file
-_SPOOL_BLOCK = 1 << 20  # written to that file this much at a time
-
-
-class _Snapshots:
-    """``snapshots.json`` as the scan finds its snapshots: each view dumped as it comes (the bytes
-    ``orjson.dumps(views, option=OPT_INDENT_2)`` gives for the whole list), in memory up to
-    ``_SPOOLED_IN_MEMORY``, then in a temporary file beside the ZIP (private, removed from the
-    directory as it is made), so the export's memory stays bounded however many snapshots the
-    session holds. The latest view is kept, for ``resume.json``. Written with ``os.write`` a
-    block at a time from a buffer of its own that :meth:`close` drops: a process forked meanwhile
-    (zip_ahead's at-fork handler closes its copy) never writes into it, as a Python file object's
-    buffer, flushed when closed, would."""
-
-    def __init__(self, directory: Path):
-        self._directory = directory
-        self._memory = bytearray()
-        self._fd = -1
-        self._name: str | None = None  # (where an open file cannot be removed: removed at close)
-        self._size = 0
-        self.count = 0
-        self.latest: dict[str, Any] | None = None
-
-    def add(self, view: dict[str, Any]) -> None:
-        data = orjson.dumps(view, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n  ")
-        self._write((b",\n  " if self.count else b"[\n  ") + data)
-        self.count += 1
-        self.latest = view
-
-    def _write(self, data: bytes) -> None:
-        self._size += len(data)
-        self._memory += data
-        if self._fd < 0:
-            if len(self._memory) <= _SPOOLED_IN_MEMORY:
-                return
-            self._fd, name = tempfile.mkstemp(prefix=".snapshots.", suffix=".tmp", dir=self._directory)
-            try:
-                os.unlink(name)
-            except OSError:
-                self._name = name
-        if len(self._memory) >= _SPOOL_BLOCK:  # (a system call per block: each lets go of the GIL)
-            self._flush()
-
-    def _flush(self) -> None:
-        pending, self._memory = self._memory, bytearray()
-        view = memoryview(pending)
-        while view:
-            view = view[os.write(self._fd, view) :]
-
-    def finish(self) -> int:
-        """The list closed; its length in bytes."""
-        self._write(b"\n]" if self.count else b"[]")
-        return self._size
-
-    def copy(self, write: Callable[[bytes], Any]) -> None:
-        if self._fd < 0:
-            write(bytes(self._memory))
-            return
-        self._flush()
-        offset = 0
-        while chunk := os.pread(self._fd, 1 << 20, offset):
-            write(chunk)
-            offset += len(chunk)
-
-    def close(self) -> None:
-        self._memory = bytearray()
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
-        if self._name is not None:
-            try:
-                os.unlink(self._name)
-            except OSError:
-                pass
-            self._name = None
-
-
-class _AheadViews:
-    """``snapshots.json`` of the session's own file, made while the session runs: the copy thread
-    of ``recording.zip_ahead`` takes the snapshot lines its writer wrote (``TierWriter``'s
-    ``snapshot_offsets`` and ``snapshot_lines``) as the file grows, read where the writer wrote
-    them in the file mapped in memory, so that the stop takes only those written since. (A session
-    of an automatic snapshot at each model call has one every few KB: taken at stop, they set its
-    pace, not the copy.) Any doubt (:class:`_Doubt`) and they are dropped: the stop takes them all
-    again, and on a doubt of its own copies and scans the files as any others."""
-
-    def __init__(self, path: Path):
-        self.spool = _Snapshots(path.parent)
-        self.ids: list[str] | None = None  # the last snapshot's message ids
-        self.previous = -1  # its entry number in the file
-        self.last: dict[str, Any] | None = None  # its entry
-        self.taken = 0  # snapshot lines taken
-        self._lines: LineReader | None = None
-        self._root_end = 0  # the offset of the root line's newline
-
-    def advance(self, fd: int, offsets: Any, numbers: Any, written: int, *, final: bool = False) -> None:
-        """Take the snapshot lines ``fd`` holds whole within its first ``written`` bytes (the
-        writer's count, read before its offsets: a line being written is left for later), read
-        where the writer wrote them in the file mapped in memory. ``final``: all of them must be
-        (the writer has stopped), else :class:`_Doubt`."""
-        count = min(len(offsets), len(numbers))
-        k = self.taken
-        if k >= count and not final:
-            return
-        try:
-            mapped = mmap.mmap(fd, written, prot=mmap.PROT_READ)
-        except (ValueError, OSError):  # (the file is shorter than its writer wrote)
-            raise _Doubt from None
-        with mapped as mm:
-            if self._lines is None:
-                end = mm.find(b"\n", 0, _LONGEST)
-                lines = LineReader()
-                if end < 0 or lines.entry(mm[:end]) is None:
-                    raise _Doubt  # (a root line the reader does not take as it is)
-                self._lines, self._root_end = lines, end
-            try:
-                while k < count:
-                    offset = offsets[k]
-                    if offset >= written:
-                        break  # not written yet
-                    if offset <= self._root_end or mm[offset - 1] != 10:
-                        raise _Doubt  # not where a line starts
-                    stop = mm.find(b"\n", offset, offset + _LONGEST)
-                    if stop < 0:
-                        if offset + _LONGEST >= written:
-                            break  # not written whole yet
-                        k += 1  # too long: the reader drops it
-                        continue
-                    entry = self._lines.entry(mm[offset:stop])
-                    if entry is None or entry.get("type") != fmt.SNAPSHOT:
-                        raise _Doubt
-                    index = numbers[k]
-                    view, self.ids = fmt.snapshot_reference_view(entry, index - self.previous - 1, self.ids)
-                    self.spool.add(view)
-                    self.last, self.previous = entry, index
-                    k += 1
-            finally:
-                self.taken = k
-        if final and k != len(offsets):
-            raise _Doubt
-
-    def close(self) -> None:
-        self.spool.close()
-
-
 class _Found(NamedTuple):
-    snapshots: _Snapshots  # snapshots.json's (the caller closes it)
+    snapshots: SnapshotSpool  # snapshots.json's (the caller closes it)
     last: dict[str, Any] | None  # the last snapshot entry
     total: int  # the session's entries
     last_messages: list[dict[str, Any]]  # the views of the last snapshot's messages
@@ -864,13 +672,13 @@ def _scan(
     reader: _ReadAhead,
     written: _Written | None,
     chunks: Iterator[bytes] | None,
-    ahead: _AheadViews | None = None,
+    ahead: AheadViews | None = None,
 ) -> _Found:
     """See :func:`_snapshots`. ``ahead``: ``paths[0]``'s snapshots, all of them, taken where its
     writer wrote them (``written``): the scan goes on with the files after it (``reader`` reads
     those only)."""
     known = written
-    snapshots = ahead.spool if ahead is not None else _Snapshots(paths[0].parent)
+    snapshots = ahead.spool if ahead is not None else SnapshotSpool(paths[0].parent)
     try:
         return _scan_into(snapshots, paths, reader, written, chunks, known, ahead)
     except BaseException:
@@ -879,13 +687,13 @@ def _scan(
 
 
 def _scan_into(
-    snapshots: _Snapshots,
+    snapshots: SnapshotSpool,
     paths: list[Path],
     reader: _ReadAhead,
     written: _Written | None,
     chunks: Iterator[bytes] | None,
     known: _Written | None,
-    ahead: _AheadViews | None = None,
+    ahead: AheadViews | None = None,
 ) -> _Found:
     last: dict[str, Any] | None = None  # the last snapshot entry so far, and the file it is in
     last_file = 0
@@ -913,10 +721,10 @@ def _scan_into(
                 snapshots.add(view)
                 last, last_file, previous = entry, in_file, index
             elif written is not None:
-                raise _Doubt  # a line the writer wrote as a snapshot entry is not one
+                raise Doubt  # a line the writer wrote as a snapshot entry is not one
         if written is not None:
             if scan.found:
-                raise _Doubt
+                raise Doubt
             written = chunks = None  # the files after the first: child processes'
         offset += scan.entries
     messages = _messages_of_last(paths, last_file, ids or [], known) if last is not None else []

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 _auto_lock = threading.Lock()
 _sigterm_installed = False
-_ARCHIVE = __name__.rpartition(".")[0] + ".archive"
+_ZIP_CONTAINER = __name__.rpartition(".")[0] + ".zip_container"
 
 
 def active_recorder() -> SessionRecorder | None:
@@ -52,7 +52,8 @@ def start_session(settings: Settings | None = None, **kwargs: Any) -> SessionRec
         # import that defines a dataclass or a namedtuple does).
         from . import archive, zip_ahead  # noqa: F401
 
-        zip_ahead.watch(recorder)  # a big session's ZIP is copied as it grows
+        # A big session's ZIP is copied as it grows.
+        zip_ahead.watch(recorder.session_id, [tier.writer for tier in recorder.tiers])
     return recorder
 
 
@@ -274,9 +275,9 @@ def _watch(done: Any, left: Any, grace: float) -> None:
             return
     finally:
         left.release()
-    archive = sys.modules.get(_ARCHIVE)
-    if archive is not None:
-        archive.discard_unfinished()
+    container = sys.modules.get(_ZIP_CONTAINER)
+    if container is not None:
+        container.discard_unfinished()
     signum = _signalled
     try:  # (only now: a stop that ends in time costs no import)
         import ctypes

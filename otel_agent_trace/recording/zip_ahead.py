@@ -3,7 +3,7 @@
 Writing the ZIP is copying the session, and a copy runs at the speed of the disk's new pages
 (250-450 MB/s on the machines measured, ``docs/benchmarks/zip.md``): at exit, a session of
 several GB would take most of a killed pod's grace period. So once a session's own file is past
-``archive.STORE_ABOVE`` (its ZIP's members are then stored, not deflated), a thread of ours copies
+``zip_container.STORE_ABOVE`` (its ZIP's members are then stored, not deflated), a thread of ours copies
 what its writer has written, ``STEP`` at a time, into the ZIP's temporary file as the data of the
 ``events.jsonl`` member, keeping its CRC-32; at stop, ``archive.export_zip`` copies only what is
 left (the last few MB and the child processes' files) and writes the rest of the ZIP.
@@ -29,13 +29,13 @@ from typing import TYPE_CHECKING, Any
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace._internal.guard import internal_error, own_io
 
-from . import archive
+from .snapshot_spool import AheadViews, Doubt
+from .zip_container import STORE_ABOVE, finished, member, stored, temporary, zip64_local_header, zip_name
 
 if TYPE_CHECKING:
-    from .recorder import SessionRecorder
     from .writer import TierWriter
 
-START = archive.STORE_ABOVE + 1  # the session's own file this big: its ZIP member is stored
+START = STORE_ABOVE + 1  # the session's own file this big: its ZIP member is stored
 STEP = 8 << 20  # copied each time this much more is written
 _CHUNK = 4 << 20  # read, CRC-32'd and written at a time (each releases the GIL)
 _FLAGS = os.O_CLOEXEC if hasattr(os, "O_CLOEXEC") else 0
@@ -53,8 +53,8 @@ class ZipAhead:
         self.copied = 0  # bytes of the member's data written (the session file's, then others')
         self.crc = 0
         # snapshots.json of the session file as it grows (None: dropped, made at stop)
-        self.views: archive._AheadViews | None = None
-        placeholder = _events_info(zipfile.ZipInfo(fmt.ZIP_EVENTS)).FileHeader(zip64=True)
+        self.views: AheadViews | None = None
+        placeholder = zip64_local_header(stored(zipfile.ZipInfo(fmt.ZIP_EVENTS)))
         self.header_size = len(placeholder)
         self.src = os.open(writer.path, os.O_RDONLY | _FLAGS)
         try:
@@ -64,30 +64,30 @@ class ZipAhead:
             raise
         try:
             _pwrite(self.dst, placeholder, 0)
-            self.views = archive._AheadViews(writer.path)
+            self.views = AheadViews(writer.path)
         except BaseException:
             self.close(remove=True)
             raise
 
     def advance_views(self) -> None:
         """Take the snapshot lines written so far into ``snapshots.json`` (see
-        ``archive._AheadViews``); on any doubt, leave them all to the export at stop."""
+        ``AheadViews``); on any doubt, leave them all to the export at stop."""
         views = self.views
         if views is None:
             return
         writer = self.writer
         try:
             if writer.failed or writer.partial:
-                raise archive._Doubt
+                raise Doubt
             written = writer.written  # (before the offsets: a line being written is left for later)
             views.advance(self.src, writer.snapshot_offsets, writer.snapshot_lines, written)
         except Exception as exc:  # dropped: the export takes them all at stop
             self.views = None
             views.close()
-            if not isinstance(exc, (archive._Doubt, OSError)):  # a bug of ours
+            if not isinstance(exc, (Doubt, OSError)):  # a bug of ours
                 internal_error("taking the session's snapshots ahead", exc)
 
-    def take_views(self) -> archive._AheadViews | None:
+    def take_views(self) -> AheadViews | None:
         """For the export: the snapshots taken while the session ran (``None``: none to take)."""
         views, self.views = self.views, None
         return views
@@ -109,11 +109,11 @@ class ZipAhead:
     def finish(self, stamp: Any) -> zipfile.ZipInfo:
         """The member complete: its local header written with its size and CRC-32 (the same
         length as the placeholder: ZIP64 either way); returns its ``ZipInfo``."""
-        info = _events_info(archive._member(fmt.ZIP_EVENTS, stamp, self.copied))
+        info = stored(member(fmt.ZIP_EVENTS, stamp, self.copied))
         info.file_size = info.compress_size = self.copied
         info.CRC = self.crc
         info.header_offset = 0
-        header = info.FileHeader(zip64=True)
+        header = zip64_local_header(info)
         if len(header) != self.header_size:  # pragma: no cover - the same fields, the same length
             raise RuntimeError("the events.jsonl header changed length")
         _pwrite(self.dst, header, 0)
@@ -138,13 +138,7 @@ class ZipAhead:
                 os.unlink(self.tmp)
             except OSError:
                 pass
-            archive._unfinished.discard(self.tmp)
-
-
-def _events_info(info: zipfile.ZipInfo) -> zipfile.ZipInfo:
-    info.compress_type = zipfile.ZIP_STORED
-    info.CRC = info.file_size = info.compress_size = 0  # (filled in by finish)
-    return info
+            finished(self.tmp)
 
 
 def _pwrite(fd: int, data: bytes, offset: int) -> None:
@@ -165,13 +159,12 @@ _wake: queue.SimpleQueue[Any] = queue.SimpleQueue()  # writers grown (put: one C
 _running = [False]  # the copying thread started
 
 
-def watch(recorder: SessionRecorder) -> None:
-    """Copy each of ``recorder``'s files into its ZIP as it grows past ``START``."""
+def watch(session_id: str, writers: list[TierWriter]) -> None:
+    """Copy each of a session's files (its ``writers``) into its ZIP as it grows past ``START``."""
     if not hasattr(os, "pwrite"):  # (Windows: the export copies everything at stop)
         return
-    for tier in recorder.tiers:
-        writer = tier.writer
-        name = archive.zip_name(recorder.session_id, writer.tier)
+    for writer in writers:
+        name = zip_name(session_id, writer.tier)
         mode = 0o600 if writer.tier == "checkpoint" else 0o644
         with _lock:
             _names[writer] = (writer.path.parent, name, mode)
@@ -215,11 +208,11 @@ def _copy(writer: TierWriter) -> None:
             if named is None:
                 return
             directory, name, mode = named
-            tmp = archive.temporary(directory, name)
+            tmp = temporary(directory, name)
             try:
                 ahead = ZipAhead(writer, tmp, mode)
             except OSError:  # the disk's problem: the export at stop meets it and says so
-                archive._unfinished.discard(tmp)
+                finished(tmp)
                 _refused.add(writer)
                 return
             _aheads[writer] = ahead
@@ -269,7 +262,7 @@ def _forget_in_child() -> None:
     temporary files not removed)."""
     global _lock, _wake
     for ahead in list(_aheads.values()):
-        archive._unfinished.discard(ahead.tmp)
+        finished(ahead.tmp)
         ahead.close(remove=False)
     _aheads.clear()
     _names.clear()

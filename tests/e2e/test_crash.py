@@ -177,10 +177,10 @@ def test_a_torn_last_line_is_tolerated_with_a_warning(tmp_path):
 
 
 def test_a_big_session_zip_stores_its_events_and_loads(tmp_path):
-    """A session over ``archive.STORE_ABOVE`` (the checkpoint tier of ~40 MB of messages) is
+    """A session over ``zip_container.STORE_ABOVE`` (the checkpoint tier of ~40 MB of messages) is
     written with its members stored (fast at exit), the small one deflated; both ZIPs load
     under the reader's caps (a stored member is not taken for a bomb) with the JSONL's entries."""
-    from otel_agent_trace.recording.archive import STORE_ABOVE
+    from otel_agent_trace.recording.zip_container import STORE_ABOVE
 
     proc = start_instrumented(
         AGENTS / "signalled_agent.py", tmp_path, {"AGENT_TRACE_TIER": "both"}, "5000", "3"

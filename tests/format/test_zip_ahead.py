@@ -20,7 +20,7 @@ import pytest
 
 import otel_agent_trace as oat
 from otel_agent_trace import session_format as fmt
-from otel_agent_trace.recording import archive, zip_ahead
+from otel_agent_trace.recording import archive, snapshot_spool, zip_ahead
 from tests.format.zip_sessions import record_session
 
 START = 6 << 10
@@ -30,8 +30,8 @@ START = 6 << 10
 def ahead(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
     """Copy ahead from ``START`` bytes on, every 2 KB, ``param`` bytes at a time; snapshots.json
     spooled into a file past 2 KB (forked children inherit it: they must not write into it)."""
-    monkeypatch.setattr(archive, "_SPOOLED_IN_MEMORY", 2 << 10)
-    monkeypatch.setattr(archive, "_SPOOL_BLOCK", 1 << 10)
+    monkeypatch.setattr(snapshot_spool, "_SPOOLED_IN_MEMORY", 2 << 10)
+    monkeypatch.setattr(snapshot_spool, "_SPOOL_BLOCK", 1 << 10)
     monkeypatch.setattr(zip_ahead, "START", START)
     monkeypatch.setattr(zip_ahead, "STEP", 2 << 10)
     monkeypatch.setattr(zip_ahead, "_CHUNK", request.param)

@@ -17,7 +17,7 @@ import pytest
 
 import otel_agent_trace as oat
 from otel_agent_trace import session_format as fmt
-from otel_agent_trace.recording import archive
+from otel_agent_trace.recording import archive, snapshot_spool
 from otel_agent_trace.session_format import reader
 from tests.format.zip_sessions import record_session, resolved
 
@@ -63,7 +63,7 @@ def _doubted(writer: Any) -> bool:
     reader = archive._ReadAhead([writer.path], None)
     try:
         archive._scan([writer.path], reader, written, reader.chunks())
-    except archive._Doubt:
+    except snapshot_spool.Doubt:
         return True
     finally:
         reader.close()
@@ -248,7 +248,8 @@ def test_lines_longer_than_the_reader_reads(provider, tmp_path, monkeypatch, chu
     s = record_session(tmp_path / "sessions", turns=16, during=during)
     _stop(s)
     monkeypatch.setattr(reader, "MAX_LINE_BYTES", 800)
-    monkeypatch.setattr(archive, "_LONGEST", 801)
+    monkeypatch.setattr(archive, "LONGEST", 801)
+    monkeypatch.setattr(snapshot_spool, "LONGEST", 801)
     writer = s._recorder.tiers[1].writer  # (checkpoint: the messages' text is kept, some are long)
     data = writer.path.read_bytes()
     assert data.index(b"\n") > 800

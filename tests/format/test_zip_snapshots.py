@@ -17,7 +17,7 @@ import pytest
 
 import otel_agent_trace as oat
 from otel_agent_trace import session_format as fmt
-from otel_agent_trace.recording import archive
+from otel_agent_trace.recording import archive, snapshot_spool, zip_container
 from otel_agent_trace.session_format import reader
 from otel_agent_trace.settings import Settings
 from tests.format.zip_sessions import record_session, resolved
@@ -244,7 +244,8 @@ def test_lines_longer_than_the_reader_reads_are_counted_never_kept(tmp_path, mon
     """(Chunks are shorter than the longest line read, so only a line over several is too long.)"""
     monkeypatch.setattr(archive, "_CHUNK", chunk)
     monkeypatch.setattr(reader, "MAX_LINE_BYTES", 1000)
-    monkeypatch.setattr(archive, "_LONGEST", 1001)
+    monkeypatch.setattr(archive, "LONGEST", 1001)
+    monkeypatch.setattr(snapshot_spool, "LONGEST", 1001)
     long_message = dict(_message(3), content="z" * 5000)
     lines: list[Any] = [_root(), _message(1), _message(2), long_message]
     lines += [dict(_snapshot(4, ["r-0001", "r-0003"]), pad="p" * 5000), _snapshot(5, ["r-0002", "r-0003"])]
@@ -296,7 +297,7 @@ def test_a_read_error_in_the_copy_thread_fails_the_export_without_a_trace(tmp_pa
     with pytest.raises(Exception, match="Input/output error"):
         _export(path)
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
-    assert not archive._unfinished
+    assert not zip_container.unfinished()
     assert sys.getswitchinterval() == interval  # (lowered while the thread reads ahead)
 
 
@@ -379,8 +380,8 @@ def test_snapshots_json_is_spooled_not_held_however_many_snapshots(tmp_path, mon
     temporary file that is never in the directory listing."""
     import tracemalloc
 
-    monkeypatch.setattr(archive, "_SPOOLED_IN_MEMORY", 1 << 20)
-    monkeypatch.setattr(archive, "_SPOOL_BLOCK", 256 << 10)
+    monkeypatch.setattr(snapshot_spool, "_SPOOLED_IN_MEMORY", 1 << 20)
+    monkeypatch.setattr(snapshot_spool, "_SPOOL_BLOCK", 256 << 10)
     views = [
         {"snapshot_id": i, "agent_message_ids": {"keep": i, "add": [f"0a0b0c0d-{i:04d}"]}, "note": "x" * 1200}
         for i in range(4000)
@@ -388,7 +389,7 @@ def test_snapshots_json_is_spooled_not_held_however_many_snapshots(tmp_path, mon
     expected = orjson.dumps(views, option=orjson.OPT_INDENT_2)
     tracemalloc.start()
     try:
-        spool = archive._Snapshots(tmp_path)
+        spool = snapshot_spool.SnapshotSpool(tmp_path)
         for view in views:
             spool.add(view)
         held = tracemalloc.get_traced_memory()[0]
@@ -402,7 +403,7 @@ def test_snapshots_json_is_spooled_not_held_however_many_snapshots(tmp_path, mon
     spool.copy(out.extend)
     spool.close()
     assert bytes(out) == expected
-    empty = archive._Snapshots(tmp_path)
+    empty = snapshot_spool.SnapshotSpool(tmp_path)
     empty.finish()
     out.clear()
     empty.copy(out.extend)
@@ -413,10 +414,12 @@ def test_a_forked_child_closing_its_copy_of_the_spool_writes_nothing_into_it(tmp
     """A process forked while snapshots.json is being spooled (the copy thread makes it while the
     session runs) closes its copy at once (``zip_ahead``'s at-fork handler): nothing it held in a
     buffer may reach the parent's file."""
-    monkeypatch.setattr(archive, "_SPOOLED_IN_MEMORY", 1 << 10)
-    monkeypatch.setattr(archive, "_SPOOL_BLOCK", 700)  # (a block written, and one pending, at the fork)
+    monkeypatch.setattr(snapshot_spool, "_SPOOLED_IN_MEMORY", 1 << 10)
+    monkeypatch.setattr(
+        snapshot_spool, "_SPOOL_BLOCK", 700
+    )  # (a block written, and one pending, at the fork)
     views = [{"snapshot_id": i, "note": "n" * (i % 50)} for i in range(300)]
-    spool = archive._Snapshots(tmp_path)
+    spool = snapshot_spool.SnapshotSpool(tmp_path)
     for view in views[:150]:
         spool.add(view)
     pid = os.fork()
