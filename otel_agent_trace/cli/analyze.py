@@ -132,6 +132,11 @@ def render(result: dict[str, Any], out: IO[str]) -> None:
         f"status: {state}; {_s(result['duration_s'])}, {result['entries']} entries, "
         f"{result['files']} file(s)\n"
     )
+    if result.get("events_evicted") is not None:
+        out.write(
+            f"evicted: DevDuck's ring of 10,000 events dropped the first {result['events_evicted']} events "
+            "of this session, session.start among them\n"
+        )
     out.write(
         f"spans: {counts['spans']} ({counts['model_calls']} model calls, {counts['tool_calls']} tool calls, "
         f"{counts['processes']} processes, {counts['http_requests']} HTTP); {counts['messages']} messages, "

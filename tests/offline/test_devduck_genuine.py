@@ -73,15 +73,20 @@ def test_analyze_names_a_wrapped_ring_by_its_metadata(ring):
     assert result["counts"]["sys_events"]["file.open"] == 9_999
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs the Accumulator to leave out the session start made for an evicted one "
-    "(summary.py: see the issue-35 report); passes, and then fails as XPASS, once it does",
-)
-def test_analyze_counts_the_lines_and_takes_off_for_the_missing_start(ring):
+def test_analyze_counts_the_lines_says_what_was_dropped_and_takes_off_for_the_start(ring):
     result = analyze_session(ring)
-    assert result["entries"] == 10_000  # not 10,001: the start made up is no line of the file
-    assert result["health"]["reasons"][0].startswith("no session.start")  # DevDuck's start is gone
+    assert result["entries"] == 10_000  # not 10,001: the start made from metadata.json is no line
+    assert result["events_evicted"] == 53
+    reason = "no session.start: DevDuck's ring of 10,000 events dropped the first 53 of the session"
+    assert result["health"]["reasons"][0] == reason  # DM's and our penalty for a missing start
+    assert result["health"]["score"] == 0.6  # − 0.2 no start, − 0.2 no verification
+    done = cli("analyze", str(ring), timeout=120)
+    assert done.stdout.splitlines()[0].startswith("ring-1  ")
+    assert (
+        "evicted: DevDuck's ring of 10,000 events dropped the first 53 events of this session" in done.stdout
+    )
+    report = cli("report", str(ring), timeout=120).stdout
+    assert "ring-1" in report and "devduck-0000" not in report
 
 
 @pytest.fixture(scope="module")

@@ -108,7 +108,13 @@ def health(
         score -= PENALTIES[name]
         reasons.append(reason)
 
-    if not acc.has_root:
+    evicted = _evicted(acc)
+    if evicted is not None:  # a DevDuck ring dropped it: its start was made from metadata.json
+        penalise(
+            "no_start",
+            f"no session.start: DevDuck's ring of 10,000 events dropped the first {evicted} of the session",
+        )
+    elif not acc.has_root:
         penalise("no_start", "no session.start: the start of the file is missing")
     if not acc.ended:
         open_spans = len(acc.open)
@@ -134,6 +140,15 @@ def health(
     score = round(max(score, 0.0), 2)
     grade = "good" if score >= GOOD else "warning" if score >= WARNING else "risky"
     return {"grade": grade, "score": score, "reasons": reasons}
+
+
+def _evicted(acc: Accumulator) -> int | None:
+    """How many events a DevDuck file's ring dropped, its start among them (``None``: its start is
+    there). Its session start was made up from ``metadata.json`` (:mod:`.foreign`): no entry."""
+    if not acc.metadata.get("session_start_evicted"):
+        return None
+    count = acc.metadata.get("events_evicted")
+    return count if isinstance(count, int) else 0
 
 
 def _failure(failure: Failure | None, start: int) -> dict[str, Any] | None:
@@ -172,7 +187,7 @@ def analyze(
         "complete": acc.ended,
         "duration_s": duration_s,
         "time_known": time_known,
-        "entries": acc.entries,
+        "entries": acc.entries - (_evicted(acc) is not None),  # a start made up is no entry
         "files": max(acc.files, 1),
         "counts": {
             "spans": sum(stat.count for stat in acc.by_layer.values()),
@@ -232,4 +247,5 @@ def analyze(
         "issues": [str(issue) for issue in issues[:20]],
         "issue_count": len(issues),
         **({"dm": acc.dm.verdicts()} if acc.dm is not None else {}),
+        **({"events_evicted": evicted} if (evicted := _evicted(acc)) is not None else {}),
     }
