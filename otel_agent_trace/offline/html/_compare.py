@@ -15,17 +15,21 @@ MAX_ALIGNED = 5_000  # rows of the aligned tool calls on the page; the rest coun
 MAX_STEPS = 20_000  # tool and model calls whose span entry is looked up
 
 
+def _cut(text: Any, limit: int = 1_000) -> Any:
+    return text[:limit] + "…" if isinstance(text, str) and len(text) > limit else text
+
+
 def _step(steps: list[dict[str, Any]], index: int | None, tools: list[str]) -> dict[str, Any] | None:
     if index is None:
         return None
     step = steps[index] if index < len(steps) else {}
     return {
         "index": index,
-        "tool": tools[index],
+        "tool": _cut(tools[index]),
         "entry": step.get("entry_id") or None,
-        "error": step.get("error"),
+        "error": _cut(step.get("error")),
         "duration_s": step.get("duration_s"),
-        "detail": step.get("detail") or None,  # its arguments and result, previewed
+        "detail": _cut(step.get("detail")) or None,  # its arguments and result, previewed
     }
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import IO, Any, Protocol
 
+import orjson
+
 from otel_agent_trace.session_format.messages import parse_arguments, text_of
 
 MAX_MESSAGES = 50_000  # messages kept; the rest counted
@@ -26,9 +28,13 @@ class _Bounded(Protocol):
 
 
 def _text(content: Any) -> str | None:
+    """A message's text: its text parts, else the content as JSON (parts of other kinds)."""
     text = text_of(content)
-    if text is None and content is not None and not isinstance(content, (list, dict)):
-        text = str(content)
+    if text is None and content is not None and content != []:
+        try:
+            text = orjson.dumps(content, default=str).decode()
+        except (TypeError, orjson.JSONEncodeError):
+            text = repr(content)
     return text
 
 
@@ -107,18 +113,19 @@ class Conversation:
                 self.texts_cut += 1
                 text = f"{text[:limit]}… [{len(text) - limit} more characters]"
             self.budget -= len(text)
+        bounded = self.cuts.bounded
         record = {
             "id": entry.get("id"),
-            "role": entry.get("role") if isinstance(entry.get("role"), str) else "?",
+            "role": bounded(entry.get("role")) if isinstance(entry.get("role"), str) else "?",
             "at": at,
             "parent": entry.get("parent_id"),
-            "span": entry.get("span_id"),
+            "span": bounded(entry.get("span_id")),
             "text": text,
-            "chars": chars,
-            "sha256": entry.get("content_sha256"),
-            "name": entry.get("name") if isinstance(entry.get("name"), str) else None,
-            "tool_calls": self.cuts.bounded(_tool_calls(entry)),
-            "tool_call_id": _answered(entry),
+            "chars": bounded(chars),
+            "sha256": bounded(entry.get("content_sha256")),
+            "name": bounded(entry.get("name")) if isinstance(entry.get("name"), str) else None,
+            "tool_calls": bounded(_tool_calls(entry)),
+            "tool_call_id": bounded(_answered(entry)),
         }
         self._write(self.messages_out, self.messages, record)
         self.messages += 1
