@@ -26,7 +26,9 @@ class LangChainToolsInstrumentor(DeferredInstrumentor):
             from langchain_core.tools import BaseTool
         except ImportError:
             return
-        from .wrappers import arun_wrapper, run_wrapper
+        from .wrappers import arun_wrapper, run_wrapper, use
+
+        use(self._patches)
 
         self._patches.wrap(BaseTool, "run", run_wrapper)
         self._patches.wrap(BaseTool, "arun", arun_wrapper)

@@ -16,6 +16,7 @@ from typing import Any
 
 from otel_agent_trace._internal.genai_spans import import_path_of
 from otel_agent_trace._internal.guard import internal_error, never_raise
+from otel_agent_trace.instrumentation._patching import Patches
 from otel_agent_trace.instrumentation.context.tool_calls import ToolCall, start_tool_call
 from otel_agent_trace.model_replay import _hooks as _replay
 
@@ -128,8 +129,16 @@ async def arun_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> A
     return await call.arun(wrapped, args, kwargs, _result_and_error)
 
 
+_patches: Patches | None = None  # the instrumentor's: its switch and tracer (see use)
+
+
+def use(patches: Patches) -> None:
+    """Make spans with the tracer of ``patches`` (the instrumentor's, which calls this before it
+    wraps anything with these wrappers)."""
+    global _patches
+    _patches = patches
+
+
 def _tracer() -> Any:
     """The tracer of the instrumentor that made these wrappers (its own ``tracer_provider``)."""
-    from . import LangChainToolsInstrumentor
-
-    return LangChainToolsInstrumentor._patches.tracer()
+    return _patches.tracer() if _patches is not None else None

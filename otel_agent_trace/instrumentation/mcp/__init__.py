@@ -43,6 +43,8 @@ class MCPInstrumentor(DeferredInstrumentor):
     def _instrument_now(self, **kwargs: Any) -> None:
         from . import wrappers
 
+        wrappers.use(self._patches)
+
         session = _module("mcp.client.session")
         types = _module("mcp.types")
         if session is None or types is None:

@@ -34,6 +34,7 @@ from opentelemetry.trace import NonRecordingSpan, SpanKind
 from otel_agent_trace._internal import sink
 from otel_agent_trace._internal.guard import never_raise
 from otel_agent_trace._internal.sdk_compat import detach_quietly
+from otel_agent_trace.instrumentation._patching import Patches
 from otel_agent_trace.instrumentation.context.tool_calls import ToolCall, start_tool_call
 from otel_agent_trace.model_replay import _hooks as _replay
 
@@ -284,8 +285,16 @@ def otel_span_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> An
     return folded
 
 
+_patches: Patches | None = None  # the instrumentor's: its switch and tracer (see use)
+
+
+def use(patches: Patches) -> None:
+    """Make spans with the tracer of ``patches`` (the instrumentor's, which calls this before it
+    wraps anything with these wrappers)."""
+    global _patches
+    _patches = patches
+
+
 def _tracer() -> Any:
     """The tracer of the instrumentor that made these wrappers (its own ``tracer_provider``)."""
-    from . import MCPInstrumentor
-
-    return MCPInstrumentor._patches.tracer()
+    return _patches.tracer() if _patches is not None else None

@@ -45,7 +45,9 @@ class OpenAIAgentsInstrumentor(DeferredInstrumentor):
 
     def _instrument_now(self, **kwargs: Any) -> None:
         from .runs import run_streamed_wrapper, run_wrapper, turn_wrapper
-        from .wrappers import FAILURE_HANDLER, FUNCTION, failure_handler_wrapper, invoke_wrapper
+        from .wrappers import FAILURE_HANDLER, FUNCTION, failure_handler_wrapper, invoke_wrapper, use
+
+        use(self._patches)
 
         for module in _owners():
             self._patches.wrap(module, FUNCTION, invoke_wrapper)

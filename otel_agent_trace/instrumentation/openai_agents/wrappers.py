@@ -18,6 +18,7 @@ from typing import Any
 from otel_agent_trace import semconv
 from otel_agent_trace._internal.genai_spans import import_path_of
 from otel_agent_trace._internal.guard import never_raise
+from otel_agent_trace.instrumentation._patching import Patches
 from otel_agent_trace.instrumentation.context.tool_calls import ToolCall, enclosing_tool_span, start_tool_call
 from otel_agent_trace.model_replay import _hooks as _replay
 
@@ -110,8 +111,16 @@ async def failure_handler_wrapper(wrapped: Any, instance: Any, args: Any, kwargs
     return await wrapped(*args, **kwargs)
 
 
+_patches: Patches | None = None  # the instrumentor's: its switch and tracer (see use)
+
+
+def use(patches: Patches) -> None:
+    """Make spans with the tracer of ``patches`` (the instrumentor's, which calls this before it
+    wraps anything with these wrappers)."""
+    global _patches
+    _patches = patches
+
+
 def _tracer() -> Any:
     """The tracer of the instrumentor that made these wrappers (its own ``tracer_provider``)."""
-    from . import OpenAIAgentsInstrumentor
-
-    return OpenAIAgentsInstrumentor._patches.tracer()
+    return _patches.tracer() if _patches is not None else None
