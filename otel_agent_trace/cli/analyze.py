@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 from typing import IO, Any
 
 from otel_agent_trace.offline import analysis
 from otel_agent_trace.offline.analysis.directory import dm_markdown
 from otel_agent_trace.offline.terminal import clean, fit, json_document, width
+
+from .progress import Progress
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -278,25 +279,6 @@ def render_dm(dm: dict[str, Any], out: IO[str], cols: int) -> None:
 # --- analyze-dir -------------------------------------------------------------------------------
 
 
-class _Progress:
-    """A one-line progress bar on stderr, only when stderr is a terminal."""
-
-    def __init__(self) -> None:
-        self.on = sys.stderr.isatty()
-        self.last = 0.0
-
-    def __call__(self, done: int, total: int) -> None:
-        now = time.monotonic()
-        if not self.on or (done < total and now - self.last < 0.1):
-            return
-        self.last = now
-        bar = int(30 * done / total) if total else 30
-        sys.stderr.write(f"\ranalyzing [{'#' * bar}{'.' * (30 - bar)}] {done}/{total}")
-        if done == total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-
 def run_dir(args: argparse.Namespace) -> int:
     root = Path(args.directory)
     if not root.is_dir():
@@ -305,7 +287,7 @@ def run_dir(args: argparse.Namespace) -> int:
         )
     paths = analysis.find_sessions(root, args.pattern, args.recursive)
     results = analysis.analyze_many(
-        paths, jobs=args.jobs, loop_threshold=args.loop_threshold, progress=_Progress()
+        paths, jobs=args.jobs, loop_threshold=args.loop_threshold, progress=Progress("analyzing")
     )
     summary = analysis.aggregate(results, root)
     if args.markdown:
