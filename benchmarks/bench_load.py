@@ -32,7 +32,7 @@ _WORKERS = {
 import sys, time
 from otel_agent_trace.offline import load_session
 t = time.perf_counter()
-s = load_session(sys.argv[1])
+s = load_session(sys.argv[1], max_entries=None)
 loaded = time.perf_counter() - t
 spans = len(s.spans)  # built on first use
 print(loaded, len(s.events), spans, time.perf_counter() - t - loaded)
@@ -61,7 +61,7 @@ from otel_agent_trace.offline import load_session
 from otel_agent_trace.session_format import SessionFormatError
 t = time.perf_counter()
 try:
-    load_session(sys.argv[1])
+    load_session(sys.argv[1], max_entries=None)
 except SessionFormatError:
     pass
 print(time.perf_counter() - t, 0, 0, 0)

@@ -6,8 +6,8 @@ import argparse
 import shlex
 import sys
 
+from otel_agent_trace.cli.loading import add_max_entries, load
 from otel_agent_trace.offline.fork import fork_session
-from otel_agent_trace.offline.loader import load_session
 from otel_agent_trace.offline.replay import EntryNotFound
 from otel_agent_trace.offline.terminal import clean, json_document
 
@@ -27,11 +27,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--json", action="store_true", help="print one JSON document: the new file and what it holds"
     )
+    add_max_entries(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    session = load_session(args.path)
+    session = load(args)
     try:
         result = fork_session(session, args.at, args.output)
     except EntryNotFound as exc:

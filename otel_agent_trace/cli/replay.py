@@ -9,7 +9,7 @@ import os
 import sys
 from typing import Any
 
-from otel_agent_trace.offline.loader import load_session
+from otel_agent_trace.cli.loading import add_max_entries, load
 from otel_agent_trace.offline.replay import EntryNotFound, replay_events, replay_tools
 from otel_agent_trace.offline.replay.stepper import Stepper
 from otel_agent_trace.offline.terminal import clean, fit, json_document, width
@@ -73,6 +73,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.epilog = (
         "model replay: otel-agent-trace replay SESSION --model-replay [options] -- python agent.py [args]"
     )
+    add_max_entries(p)
     p.set_defaults(func=run, command=[])
     _command_after_dashes(p)
 
@@ -128,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
         return _step(args)
     if args.execute_tools:
         return _tools(args)
-    session = load_session(args.path)
+    session = load(args)
     cols = width()
     lines: list[str] = []
 
@@ -188,7 +189,7 @@ def _tools(args: argparse.Namespace) -> int:
     if not args.workspace:
         print("otel-agent-trace: --execute-tools needs --workspace DIR (tools run there)", file=sys.stderr)
         return 2
-    session = load_session(args.path)
+    session = load(args)
     if not args.tools_from:
         print(
             "otel-agent-trace: --execute-tools needs --tools-from MODULE|SCRIPT: the code that defines "
@@ -248,7 +249,7 @@ def _step(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    session = load_session(args.path)
+    session = load(args)
     stepper = Stepper(session, width=width())
     if args.start:
         stepper.handle(f"j {args.start}")

@@ -15,7 +15,7 @@ import os
 import sys
 from typing import Any
 
-from otel_agent_trace.offline.loader import load_session
+from otel_agent_trace.cli.loading import add_max_entries, load
 from otel_agent_trace.offline.replay import EntryNotFound
 from otel_agent_trace.offline.resume import ResumeError, resume_and_continue, resume_from_snapshot
 from otel_agent_trace.offline.terminal import clean, fit, json_document, width
@@ -68,6 +68,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="print one JSON document: where the conversation was restored from and, with a query, the "
         "answer and the files recording it (what the agent prints goes to standard error)",
     )
+    add_max_entries(p)
     p.set_defaults(func=run)
     p.__class__ = _IntermixedParser
 
@@ -99,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, answer: dict[str, Any] | None) -> int:
     """Restore, and continue with the query; with ``answer`` (``--json``) what is printed for
     people is said there too."""
-    session = load_session(args.path)
+    session = load(args)
     try:
         factory = load_factory(args.agent)
     except (ValueError, ImportError, AttributeError) as exc:

@@ -269,6 +269,11 @@ def _resolve(path: Path) -> Path:
 # --- the loaded session -------------------------------------------------------------------------
 
 # Fields whose text repeats from entry to entry (kept once in a LoadedSession: a fifth of its memory).
+# Entries a LoadedSession holds at most unless told otherwise: each costs about 1-2 KB in memory
+# (benchmarks/loading.md), so a file of millions (a crashed run's open spans, a file made to
+# fill memory) is refused before it takes gigabytes; iter_entries and the analysis stream any size.
+MAX_ENTRIES = 200_000
+
 _REPEATED_FIELDS = (
     "type",
     "layer",
@@ -292,6 +297,7 @@ class LoadedSession:
         strict: bool = False,
         lenient: bool = False,
         children: bool = True,
+        max_entries: int | None = MAX_ENTRIES,
     ):
         self.path = _resolve(Path(path).expanduser())
         self.issues: list[ReadIssue] = []
@@ -307,6 +313,8 @@ class LoadedSession:
                 self.path, self.issues, lenient=lenient, children=children, on_source=self._read_archive
             ):
                 self.format = module
+                if max_entries is not None and len(self.events) >= max_entries:
+                    raise fmt.SessionFormatError(self.path, None, _too_many(max_entries), too_large=True)
                 for key in _REPEATED_FIELDS:
                     value = entry.get(key)
                     if value.__class__ is str:
@@ -855,8 +863,20 @@ def _dm_spans(events: list[Event]) -> list[SpanRecord]:
     return spans
 
 
+def _too_many(max_entries: int) -> str:
+    return (
+        f"more than {max_entries:,} entries, too many to load whole (max_entries=None, or the "
+        "commands' --max-entries 0, loads it anyway; iter_entries and analyze stream any size)"
+    )
+
+
 def load_session(
-    path: str | os.PathLike[str], *, strict: bool = False, lenient: bool = False, children: bool = True
+    path: str | os.PathLike[str],
+    *,
+    strict: bool = False,
+    lenient: bool = False,
+    children: bool = True,
+    max_entries: int | None = MAX_ENTRIES,
 ) -> LoadedSession:
     """Load a session: our JSONL (with its child files) or ZIP, a directory holding one session,
     a DevDuck session ZIP or a DM-Code-Agent JSONL.
@@ -864,6 +884,8 @@ def load_session(
     A bad line is a :class:`SessionFormatError` naming file and line; ``lenient=True`` skips bad
     lines (counted in ``issues``); ``strict=True`` also refuses what is otherwise tolerated with
     a warning (a torn last line, duplicate ids, dangling parents, parent cycles);
-    ``children=False`` reads a session's JSONL without its child processes' files.
+    ``children=False`` reads a session's JSONL without its child processes' files. A session of
+    more than ``max_entries`` entries (:data:`MAX_ENTRIES`; ``None``: no limit) is refused with a
+    ``SessionFormatError`` (``too_large``) before it fills memory: stream it with :func:`iter_entries`.
     """
-    return LoadedSession(path, strict=strict, lenient=lenient, children=children)
+    return LoadedSession(path, strict=strict, lenient=lenient, children=children, max_entries=max_entries)

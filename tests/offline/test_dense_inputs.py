@@ -6,6 +6,8 @@ bad line naming its file and line (skipped and counted by the lenient readers)."
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -13,6 +15,7 @@ import pytest
 
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace.offline import SessionReadWarning, iter_entries, load_session
+from otel_agent_trace.offline.loader import MAX_ENTRIES
 from otel_agent_trace.session_format.reader import MAX_LINE_VALUES, count_values
 
 from . import hostile
@@ -91,3 +94,41 @@ def test_a_dense_metadata_member_is_refused_naming_it(tmp_path):
     )
     with pytest.raises(fmt.SessionFormatError, match=r"meta\.zip!metadata\.json: about \d+ JSON values"):
         load_session(path)
+
+
+def test_every_reader_of_a_million_unfinished_spans_stays_bounded(cases, tmp_path):
+    """1 M span starts never ended (231 MB): analyze, report, diff and view took 1.0 GB keeping
+    every open span's start entry, load_session 863 MB and replay 1.5 GB holding them all. The
+    streaming readers now keep a few small records per running span; the whole-session readers
+    refuse a file of more than MAX_ENTRIES entries before it fills memory."""
+    path = cases["million_unfinished"]
+    peaks = {}
+    for reader in hostile.READERS:
+        out = hostile.peak_rss(reader, path, tmp_path / "work")
+        peaks[reader] = out["max_rss_mb"]
+        if reader in ("load_session", "replay", "fork"):
+            assert f"more than {MAX_ENTRIES:,} entries, too many to load whole" in str(out["result"]), out
+        elif reader == "iter_entries":
+            assert out["result"] == "read 1000001 entries", out
+    assert max(peaks.values()) <= MEMORY_LIMIT_MB, peaks
+
+
+def test_a_session_past_max_entries_is_refused_unless_asked(tmp_path):
+    messages = (hostile.entry(seq, "message", role="user") for seq in range(1, 30))
+    path = hostile.jsonl(tmp_path / "s.jsonl", hostile.ROOT, *messages)
+    too_many = r"s\.jsonl: more than 10 entries, too many to load whole"
+    with pytest.raises(fmt.SessionFormatError, match=too_many):
+        load_session(path, max_entries=10)
+    assert len(load_session(path, max_entries=None).events) == 30
+    assert len(load_session(path, max_entries=30).events) == 30
+    refused = main_cli(["fork", "--at", "abcd0000-0003", "--max-entries", "10", str(path)])
+    assert refused[0] == 2 and "more than 10 entries" in refused[1]
+    forked = main_cli(["fork", "--at", "abcd0000-0003", "--max-entries", "0", "--json", str(path)])
+    assert forked[0] == 0, forked
+
+
+def main_cli(argv: list[str]) -> tuple[int, str]:
+    """The CLI run in a subprocess: (exit code, stdout and stderr)."""
+    command = [sys.executable, "-m", "otel_agent_trace.cli.main", *argv]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    return done.returncode, done.stdout + done.stderr
