@@ -313,14 +313,27 @@ def test_diff_html_two_runs_aligned_as_diff_aligns_them(demo_both_dir, variant_d
         for name, metric in result["metrics"].items():
             cells = _texts(browser, f'#compare tr[data-metric="{name}"] td')
             assert cells[1:3] == [str(metric["base"]), str(metric["candidate"])]
-        # a call of run B: its span in B's timeline
-        (cell, *_) = _all(
-            browser,
-            '#compare tr[data-op="replace"] td.b, #compare tr[data-op="insert"] td.b',
-            "n.getAttribute('data-entry')",
+        # the first change is open beside the table: each run's call, arguments and result
+        first = next(i for i, o in enumerate(ops) if o[0] != "equal") + 1
+        assert browser.js("document.getElementById('pair').getAttribute('data-row')") == str(first)
+        # a row of run B's calls: the two calls side by side, then B's span in B's timeline
+        a_session = oat.load_session(base)
+        entries = "[n.querySelector('.a'), n.querySelector('.b')]"
+        entries = f"{entries}.map(function (td) {{ return td.getAttribute('data-entry'); }})"
+        rows = _all(browser, "#compare .aligned tr[data-op]", entries)
+        number, (a_entry, cell) = next(
+            (i, r) for i, r in enumerate(rows, 1) if r[0] and r[1] and ops[i - 1][0] != "equal"
         )
         span = next(s for s in b_session.spans if s.entry_id == cell)
+        a_span = next(s for s in a_session.spans if s.entry_id == a_entry)
         browser.click(f'#compare td.b[data-entry="{cell}"]')
+        assert browser.js("document.getElementById('pair').getAttribute('data-row')") == str(number)
+        sides = _all(browser, "#pair .pair-col .tool-arguments", "n.textContent")
+        assert [json.loads(t) for t in sides] == [
+            a_span.content["tool_arguments"],
+            span.content["tool_arguments"],
+        ]
+        browser.click('#pair [data-open="b"]')
         assert browser.js("document.body.getAttribute('data-view')") == "b"
         assert (
             browser.js("document.querySelector('[data-run=other]').getAttribute('data-selected')")

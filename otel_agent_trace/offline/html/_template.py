@@ -89,10 +89,20 @@ HEAD = r"""<!DOCTYPE html>
   .msg.role-tool { background: #fff1e3; border-left: 3px solid var(--tool); }
   .msg.output { outline: 2px solid #4c78d8; }
   .call { margin-top: 5px; padding: 4px 6px; background: #fff; border: 1px solid #e2e5ec; border-radius: 6px; font-family: ui-monospace, monospace; font-size: 12px; word-break: break-all; }
-  #compare { padding: 12px 16px; overflow: auto; flex: 1; min-height: 0; }
+  #compare { padding: 12px 16px; overflow: auto; flex: 1; min-height: 0; display: grid;
+             grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 20px; align-items: start; }
+  #pair { position: sticky; top: 0; background: #fff; border: 1px solid #dde1e8; border-radius: 8px; padding: 10px 12px; }
+  #pair .pair-grid { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 12px; }
+  #pair pre { white-space: pre-wrap; word-break: break-word; background: #f6f7f9; padding: 6px; font-size: 12px; margin: 4px 0; max-height: 260px; overflow: auto; }
+  #pair .pair-name { font-family: ui-monospace, monospace; font-weight: 600; }
+  #compare tr.chosen td { box-shadow: inset 0 2px 0 #4c78d8, inset 0 -2px 0 #4c78d8; }
   #compare table { border-collapse: collapse; font-size: 12px; }
   #compare td, #compare th { border-bottom: 1px solid #eceef2; padding: 3px 8px; text-align: left; vertical-align: top; }
-  #compare .aligned td.step { font-family: ui-monospace, monospace; cursor: pointer; min-width: 220px; }
+  #compare .cmp-main { min-width: 0; }
+  #compare table.aligned { width: 100%; table-layout: fixed; }
+  #compare .aligned th:nth-child(1) { width: 28px; } #compare .aligned th:nth-child(3) { width: 18px; }
+  #compare .aligned td.step { font-family: ui-monospace, monospace; cursor: pointer; overflow-wrap: anywhere; }
+  #compare .aligned td.step .fact { max-height: 3.9em; overflow: hidden; }
   #compare .aligned td.step:hover { background: #eef2fb; }
   tr.op-insert td.b, tr.op-replace td.b { background: #e3f6e8; }
   tr.op-delete td.a, tr.op-replace td.a { background: #fde7e8; }
@@ -708,6 +718,7 @@ window.addEventListener("error", function (ev) {
       if (next) { next.click(); next.scrollIntoView({ block: "nearest" }); ev.preventDefault(); }
     });
     run.select = select;
+    run.spanOf = function (entry) { return byEntry[entry] || null; };
     run.selectEntry = function (entry) { var s = byEntry[entry]; if (s) select(s, true); return !!s; };
     run.section = section;
 
@@ -789,7 +800,7 @@ window.addEventListener("error", function (ev) {
   pane.appendChild(el("h3", null, "tool calls, aligned"));
   pane.appendChild(el("p", "fact", seq.base_length + " \u2192 " + seq.candidate_length + " tool calls; " + seq.common +
     " in common (common prefix " + seq.common_prefix + "); " + seq.change_count + " changes" +
-    (seq.exact_lcs ? "" : " (long sequences: approximate alignment)") + ". Click a call to see its span."));
+    (seq.exact_lcs ? "" : " (long sequences: approximate alignment)") + ". Click a row to see its two calls side by side."));
   var aligned = el("table", "aligned");
   var ah = el("tr");
   ["#", "A: " + runA.data.session_id, "", "B: " + runB.data.session_id].forEach(function (h) { ah.appendChild(el("th", null, h)); });
@@ -803,10 +814,45 @@ window.addEventListener("error", function (ev) {
     if (step.detail) td.appendChild(el("div", "fact", oneLine(step.detail, 200)));
     if (step.entry) {
       td.setAttribute("data-entry", step.entry);
-      td.title = "show this call's span in run " + which.toUpperCase();
-      td.addEventListener("click", function () { view(which); runOf.selectEntry(step.entry); });
+      td.title = "compare this row's calls side by side";
     }
     return td;
+  }
+  function pairSide(step, which, runOf) {
+    var col = el("div", "pair-col");
+    col.setAttribute("data-side", which);
+    col.appendChild(el("div", "fact", "run " + which.toUpperCase() + ": " + runOf.data.session_id));
+    if (!step) { col.appendChild(el("p", "fact", "no call here")); return col; }
+    col.appendChild(el("div", "pair-name", "#" + (step.index + 1) + " " + step.tool));
+    var span = step.entry ? runOf.spanOf(step.entry) : null;
+    if (!span) {
+      col.appendChild(el("p", "fact", step.detail ? oneLine(step.detail, 400) : "(its span is not on this page)"));
+      return col;
+    }
+    col.appendChild(el("div", span.status === "ERROR" ? "err" : "fact", fmtDur(span.end - span.start) + " \u00b7 " + span.status + (span.status_description ? ": " + oneLine(span.status_description, 300) : "")));
+    var c = span.content || {};
+    if (c.tool_arguments !== undefined) { col.appendChild(el("div", "fact", "arguments")); col.appendChild(el("pre", "tool-arguments", show(c.tool_arguments))); }
+    if (c.tool_result !== undefined) { col.appendChild(el("div", "fact", "result")); col.appendChild(el("pre", "tool-result", show(c.tool_result))); }
+    var open = el("button", "link", "open in run " + which.toUpperCase() + " \u203a");
+    open.setAttribute("data-open", which);
+    open.addEventListener("click", function () { view(which); runOf.selectEntry(step.entry); });
+    col.appendChild(open);
+    return col;
+  }
+  var left = el("div", "cmp-main"), pair = el("aside");
+  pair.id = "pair";
+  pair.appendChild(el("p", "fact", "Click a row to see its two calls side by side."));
+  var chosen = null;
+  function showPair(row, i, tr) {
+    if (chosen) chosen.classList.remove("chosen");
+    chosen = tr; tr.classList.add("chosen");
+    pair.textContent = "";
+    pair.appendChild(el("h3", null, "row " + (i + 1) + ": " + (row.op === "equal" ? "the same tool" : row.op)));
+    var grid = el("div", "pair-grid");
+    grid.appendChild(pairSide(row.a, "a", runA));
+    grid.appendChild(pairSide(row.b, "b", runB));
+    pair.appendChild(grid);
+    pair.setAttribute("data-row", String(i + 1));
   }
   compare.aligned.forEach(function (row, i) {
     var tr = el("tr", "op-" + row.op);
@@ -815,6 +861,7 @@ window.addEventListener("error", function (ev) {
     tr.appendChild(stepCell(row.a, "a", runA));
     tr.appendChild(el("td", "op", OPS[row.op] || row.op));
     tr.appendChild(stepCell(row.b, "b", runB));
+    tr.addEventListener("click", function () { showPair(row, i, tr); });
     aligned.appendChild(tr);
   });
   pane.appendChild(aligned);
@@ -830,6 +877,12 @@ window.addEventListener("error", function (ev) {
     });
     pane.appendChild(ut);
   }
+  // the summary and the aligned calls on the left, the chosen row's two calls on the right
+  while (pane.firstChild) left.appendChild(pane.firstChild);
+  pane.appendChild(left);
+  pane.appendChild(pair);
+  var firstChange = compare.aligned.findIndex(function (row) { return row.op !== "equal"; });
+  if (firstChange >= 0) showPair(compare.aligned[firstChange], firstChange, aligned.querySelectorAll("tr[data-op]")[firstChange]);
   view("compare");
   window.addEventListener("resize", function () { runs.forEach(function (r) { if (!r.section.hidden) r.paint(); }); });
 })();
