@@ -293,6 +293,33 @@ def test_a_failing_backend_is_retried_and_batches_carry_every_span(recording, se
     assert len(sent) == len({s.span_id for s in sent}) == 5
 
 
+def test_batches_stay_under_grpc_message_limit_whatever_the_span_count(tmp_path, server):
+    """Eight spans of a 1 MiB attribute each: batches of about 3 MiB at most (gRPC's default
+    limit is 4 MiB), each span sent once."""
+    from tests.offline.hostile import ROOT, entry, jsonl
+
+    big = "word " * (1 << 18)
+    entries = [ROOT]
+    for n in range(1, 9):
+        fields = {"trace_id": "ab" * 16, "span_id": f"{n:016x}"}
+        entries.append(entry(2 * n, **fields))
+        entries.append(entry(2 * n + 1, "span.end", duration_ns=1, attributes={"big": big}, **fields))
+    path = jsonl(tmp_path / "big.jsonl", *entries)
+    srv = server([])
+    done = cli("export", str(path), "--otlp", srv.url, "--batch-size", "512")
+    assert done.returncode == 0, done.stderr
+    bodies = [body for _, body in srv.requests]
+    assert len(bodies) >= 3 and max(len(b) for b in bodies) < 4 << 20
+    spans = [
+        s
+        for b in bodies
+        for rs in ExportTraceServiceRequest.FromString(b).resource_spans
+        for ss in rs.scope_spans
+        for s in ss.spans
+    ]
+    assert sorted(int.from_bytes(s.span_id, "big") for s in spans) == list(range(1, 9))
+
+
 def test_retry_after_is_honoured(recording, server):
     srv = server([(429, {"Retry-After": "0"})])
     done = cli("export", str(recording), "--otlp", srv.url)

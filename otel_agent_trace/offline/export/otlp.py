@@ -8,8 +8,7 @@ Loads the OpenTelemetry SDK: imported only when a session is exported (never by
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-from itertools import islice
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from opentelemetry.attributes import BoundedAttributes
@@ -29,6 +28,7 @@ from .spans import ExportSpan, SessionSpans
 
 SCOPE_NAME = "otel-agent-trace.export"
 MAX_BATCH_SPANS = 512
+MAX_BATCH_BYTES = 3 << 20  # under gRPC's default 4 MiB message limit
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 _SAMPLED = TraceFlags(TraceFlags.SAMPLED)
 
@@ -113,18 +113,43 @@ class SpanBuilder:
         )
 
 
+def size_of(value: Any) -> int:
+    """About the bytes ``value`` takes in an OTLP message (its text, a few bytes of framing)."""
+    if isinstance(value, str):
+        return len(value) + 4
+    if isinstance(value, Mapping):
+        return sum(len(str(k)) + size_of(v) + 4 for k, v in value.items()) + 4
+    if isinstance(value, (list, tuple)):
+        return sum(size_of(v) for v in value) + 4
+    return 12
+
+
+def _span_size(span: ReadableSpan) -> int:
+    events = sum(len(e.name) + size_of(e.attributes or {}) + 16 for e in span.events)
+    return len(span.name) + size_of(span.attributes or {}) + events + 64
+
+
 def readable_batches(
     session: SessionSpans,
     *,
     service_name: str | None = None,
     max_spans: int = MAX_BATCH_SPANS,
+    max_bytes: int = MAX_BATCH_BYTES,
     redactor: Redactor | None = None,
 ) -> Iterator[list[ReadableSpan]]:
-    """The session's spans as ``ReadableSpan`` batches of at most ``max_spans`` (streamed)."""
+    """The session's spans as ``ReadableSpan`` batches of at most ``max_spans`` and about
+    ``max_bytes`` (streamed; a span bigger than that goes alone)."""
     build = SpanBuilder(session, service_name, redactor)
-    spans: Iterable[ReadableSpan] = map(build, session.spans)
-    iterator = iter(spans)
-    while batch := list(islice(iterator, max_spans)):
+    batch: list[ReadableSpan] = []
+    size = 0
+    for span in map(build, session.spans):
+        span_size = _span_size(span)
+        if batch and (len(batch) >= max_spans or size + span_size > max_bytes):
+            yield batch
+            batch, size = [], 0
+        batch.append(span)
+        size += span_size
+    if batch:
         yield batch
 
 
