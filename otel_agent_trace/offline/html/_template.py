@@ -568,9 +568,9 @@ window.addEventListener("error", function (ev) {
       memo = { index: t.index, ids: ids };
       return ids;
     }
-    function turnAt(time) {  // the last turn at or before ``time``
-      var found = null;
-      for (var i = 0; i < turns.length && turns[i].at <= time; i++) found = turns[i];
+    function turnAt(time) {  // the latest turn at or before ``time`` (a child process's file comes
+      var found = null;       // after its parent's: the turns are not all in time order)
+      for (var i = 0; i < turns.length; i++) if (turns[i].at <= time && (!found || turns[i].at >= found.at)) found = turns[i];
       return found;
     }
     function bubble(id, output) {
