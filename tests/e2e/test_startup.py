@@ -13,6 +13,7 @@ LIBRARIES = (
     "botocore",
     "ollama",
     "mistralai",
+    "litellm",
     "strands",
     "agents",
     "langchain_core",

@@ -47,3 +47,11 @@ def record_then_replay(
         with model_replay(path) as player:
             replayed = run(base_url)
     return recorded, replayed, player.report(), path
+
+
+def exchange_holders(path: Path) -> list[str]:
+    """The names of the spans whose entries hold the recorded HTTP exchanges, in file order."""
+    from tests.genai.genai_helpers import entries
+
+    ends = [e for e in entries(path) if e["type"] == "span.end" and isinstance(e.get("content"), dict)]
+    return [e["name"] for e in ends if e["content"].get("http_exchanges")]

@@ -13,7 +13,7 @@ import otel_agent_trace as oat
 from otel_agent_trace.instrumentation.mistral import MistralInstrumentor
 from otel_agent_trace.offline.loader import load_session
 from tests.genai.genai_helpers import model_spans, strip_digests
-from tests.genai.replay_helpers import record_then_replay
+from tests.genai.replay_helpers import exchange_holders, record_then_replay
 
 MODEL = "mistral-small-latest"
 SYSTEM = {"role": "system", "content": "You answer weather questions."}
@@ -194,9 +194,10 @@ def _agent_run(base_url: str) -> list[object]:
 
 
 def test_one_trace_per_run_and_model_replay_with_the_server_stopped(tmp_path, memory_exporter):
-    recorded, replayed, report, _path = record_then_replay(
+    recorded, replayed, report, path = record_then_replay(
         tmp_path, ("mistral_chat_tool_call", "mistral_chat_final_stream"), _agent_run
     )
+    assert exchange_holders(path) == [f"chat {MODEL}", f"chat {MODEL}"]
     assert replayed == recorded and recorded[1] == "It is 18°C and sunny in Paris."
     assert report["answered"] == 2 and report["divergences"] == [] and report["unused"] == 0
     spans = memory_exporter.get_finished_spans()

@@ -106,6 +106,7 @@ def test_opentelemetry_instrument_records_bedrock_calls(llm, tmp_path: Path):
         ("bedrock", "BedrockInstrumentor", "botocore"),
         ("ollama", "OllamaInstrumentor", "ollama"),
         ("mistral", "MistralInstrumentor", "mistralai"),
+        ("litellm", "LiteLLMInstrumentor", "litellm"),
         ("langchain", "LangChainInstrumentor", "langchain-core"),
         ("strands", "StrandsInstrumentor", "strands-agents"),
     ],
