@@ -1,7 +1,8 @@
 """Resume a recorded conversation: rebuild it as it stood at any entry, and put a snapshot's
 messages back into an agent — Strands / DevDuck agents (``agent.messages``), a LangGraph graph's
 state, the OpenAI Agents SDK's input items, a Pydantic AI agent's ``message_history``, a smolagents
-agent's memory, or a plain OpenAI- or Anthropic-format message list.
+agent's memory, a LlamaIndex agent's ``chat_history``, or a plain OpenAI- or Anthropic-format
+message list.
 
 Third-party libraries are imported only when an agent of theirs is given. Nothing from the file
 chooses code to import or a directory to change to: the agent comes from the caller.
@@ -9,6 +10,7 @@ chooses code to import or a directory to change to: the agent comes from the cal
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -34,8 +36,8 @@ class Restored:
     snapshot_id: int | None
     entry_id: str
     messages: list[dict[str, Any]]  # the recorded conversation
-    # strands | langgraph | openai_agents | pydantic_ai | smolagents | openai_messages
-    # | anthropic_messages | callable | none
+    # strands | langgraph | openai_agents | pydantic_ai | smolagents | llamaindex
+    # | openai_messages | anthropic_messages | callable | none
     target: str
     restored: Any  # what was put in: the message list, the graph state, the input items
     system_prompt: Any = None
@@ -679,6 +681,24 @@ def to_smolagents(messages: list[dict[str, Any]]) -> list[Any]:
     return out
 
 
+def to_llamaindex(messages: list[dict[str, Any]]) -> list[Any]:
+    """LlamaIndex ``ChatMessage`` s (a run's ``chat_history``; imports ``llama_index.core``): tool
+    calls and results in ``additional_kwargs`` as its OpenAI LLM keeps them."""
+    from llama_index.core.llms import ChatMessage
+
+    out: list[Any] = []
+    for m in neutral(messages):
+        extra: dict[str, Any] = {}
+        if m["role"] == "tool":
+            extra = {"tool_call_id": m.get("tool_call_id")}
+            if m.get("name"):
+                extra["name"] = m["name"]
+        elif m.get("tool_calls"):
+            extra["tool_calls"] = to_openai([m])[0]["tool_calls"]
+        out.append(ChatMessage(role=m["role"], content=m["content"] or None, additional_kwargs=extra))
+    return out
+
+
 def _smolagents_memory(messages: list[Any]) -> Any:
     """A smolagents memory step that gives the agent ``messages`` as they were."""
     from dataclasses import dataclass, field
@@ -725,6 +745,8 @@ def kind_of(agent: Any) -> str:
         return "pydantic_ai"
     if module.startswith("smolagents") and hasattr(agent, "memory"):
         return "smolagents"
+    if module.startswith("llama_index") and hasattr(agent, "run"):
+        return "llamaindex"
     if isinstance(getattr(agent, "messages", None), list):
         return "strands"  # an agent object that keeps its conversation in .messages (DevDuck's wrapper too)
     if callable(agent):
@@ -789,6 +811,8 @@ def resume_from_snapshot(
     elif kind == "smolagents":
         restored = to_smolagents(_without_system(messages))  # ... and its system prompt
         agent.memory.steps = [_smolagents_memory(restored)]
+    elif kind == "llamaindex":
+        restored = to_llamaindex(_without_system(messages))  # the agent brings its system prompt
     elif kind == "callable":
         restored = to_openai(messages)
     return Restored(
@@ -869,7 +893,14 @@ def _answer_text(result: Any) -> str:
     output = getattr(result, "output", None)  # Pydantic AI's run result
     if output is not None:
         return str(output)
+    response = getattr(result, "response", None)  # LlamaIndex's AgentOutput
+    if response is not None:
+        return str(getattr(response, "content", response))
     return str(result)
+
+
+async def _run_llamaindex(agent: Any, query: str, history: list[Any]) -> Any:
+    return await agent.run(user_msg=query, chat_history=history)
 
 
 def resume_and_continue(
@@ -901,6 +932,8 @@ def resume_and_continue(
         result = agent.run_sync(new_query, message_history=restored.restored)
     elif kind == "smolagents":
         result = agent.run(new_query, reset=False)  # the restored memory, then the new task
+    elif kind == "llamaindex":
+        result = asyncio.run(_run_llamaindex(agent, new_query, restored.restored))
     elif kind == "callable":
         result = agent([*restored.restored, {"role": "user", "content": new_query}])
     else:

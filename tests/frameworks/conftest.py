@@ -18,6 +18,7 @@ def instrumented(provider: Any) -> Iterator[None]:
     from otel_agent_trace.instrumentation.context import ContextInstrumentor
     from otel_agent_trace.instrumentation.langchain import LangChainInstrumentor
     from otel_agent_trace.instrumentation.langchain_tools import LangChainToolsInstrumentor
+    from otel_agent_trace.instrumentation.llamaindex import LlamaIndexInstrumentor
     from otel_agent_trace.instrumentation.openai import OpenAIInstrumentor
     from otel_agent_trace.instrumentation.openai_agents import OpenAIAgentsInstrumentor
     from otel_agent_trace.instrumentation.pydantic_ai import PydanticAIInstrumentor
@@ -35,6 +36,7 @@ def instrumented(provider: Any) -> Iterator[None]:
         StrandsToolsInstrumentor(),
         PydanticAIInstrumentor(),
         SmolagentsInstrumentor(),
+        LlamaIndexInstrumentor(),
     ]
     mine = [inst for inst in instrumentors if not inst.is_instrumented_by_opentelemetry]
     for inst in mine:

@@ -1,8 +1,9 @@
-"""The agent frameworks of issue 36 (Pydantic AI, smolagents, …), each a real example agent on its own OpenAI
-client, recorded under the real ``opentelemetry-instrument`` against the local model server, then
-model-replayed with that server stopped: the same tool calls (the model's ids) and answer, every
-exchange answered, no divergence; a changed prompt is reported at the first call. The recording
-itself is one ``invoke_agent`` tree in one trace, with the session id on every span."""
+"""The agent frameworks of issue 36 (Pydantic AI, smolagents, LlamaIndex, …), each a real example
+agent on its own OpenAI client, recorded under the real ``opentelemetry-instrument`` against the
+local model server, then model-replayed with that server stopped: the same tool calls (the
+model's ids) and answer, every exchange answered, no divergence; a changed prompt is reported at
+the first call. The recording itself is one ``invoke_agent`` tree in one trace, with the session
+id on every span."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from .conftest import EXAMPLES, SCRIPTS, agent_output, record, replay
 AGENTS = {
     "pydantic-ai": ("pydantic_ai", EXAMPLES / "pydantic_ai_weather.py", "openai"),
     "smolagents": ("smolagents", EXAMPLES / "smolagents_weather.py", "smolagents"),
+    # needs openai < 3: in the virtualenv of tests/services/frameworks2.py
+    "llamaindex": ("llama_index.llms.openai", EXAMPLES / "llamaindex_weather.py", "openai"),
 }
 # a ToolCallingAgent answers through its final_answer tool
 SCRIPTS.setdefault(("smolagents", False), ("openai_chat_tool_call", "openai_chat_final_answer_tool"))
@@ -30,11 +33,18 @@ RUNS = [(name, stream) for name in AGENTS for stream in (False, True)]
 STEPS = [("chat gpt-4o-mini", []), ("execute_tool get_weather", []), ("chat gpt-4o-mini", [])]
 
 
+def _missing(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is None
+    except ModuleNotFoundError:  # its parent package is missing
+        return True
+
+
 @pytest.fixture(scope="module", params=RUNS, ids=lambda p: f"{p[0]}-{'stream' if p[1] else 'plain'}")
 def recorded(request, tmp_path_factory):
     name, stream = request.param
     module, script, server = AGENTS[name]
-    if importlib.util.find_spec(module) is None:
+    if _missing(module):
         pytest.skip(f"{module} is not installed in this environment")
     cwd = tmp_path_factory.mktemp(f"{name}-{'stream' if stream else 'plain'}")
     return record(script, cwd, *(["--stream"] if stream else []), stream=stream, provider=server)

@@ -1,0 +1,1 @@
+_instruments = ("llama-index-core >= 0.14, < 0.15",)
