@@ -63,14 +63,19 @@ def run(args: argparse.Namespace) -> int:
     for name in (args.base, args.candidate):
         if not Path(name).exists():
             raise FileNotFoundError(f"{name}: no such session file")
-    if args.html:
-        from otel_agent_trace.offline.html import write_compare_html
+    if args.html:  # the runs analysed once: for the page and for what is printed
+        from otel_agent_trace.offline.html import comparison, write_compare_html
 
         target = Path(args.html)
-        refused = write_page(target, lambda out: write_compare_html(args.base, args.candidate, out))
+        if os.path.lexists(target):  # refused before the runs are read
+            return write_page(target, lambda out: out)
+        compared = comparison(args.base, args.candidate, strict=args.strict)
+        refused = write_page(target, lambda out: write_compare_html(args.base, args.candidate, out, compared))
         if refused:
             return refused
-    result = analysis.compare(args.base, args.candidate, strict=args.strict)
+        result = {k: v for k, v in compared.items() if k not in ("aligned", "aligned_rows")}
+    else:
+        result = analysis.compare(args.base, args.candidate, strict=args.strict)
     if args.json:
         if args.html:
             result = {**result, "html": str(args.html)}

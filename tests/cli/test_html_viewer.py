@@ -288,7 +288,10 @@ def test_diff_html_two_runs_aligned_as_diff_aligns_them(demo_both_dir, variant_d
     found = cli("diff", str(base), str(candidate), "--json")
     assert found.returncode == 1, found.stderr
     result = json.loads(found.stdout)
-    page = _page(tmp_path, "diff", str(base), str(candidate), "--html", name="diff.html")
+    page = tmp_path / "diff.html"
+    with_page = cli("diff", str(base), str(candidate), "--json", "--html", str(page))
+    assert with_page.returncode == 1, with_page.stderr
+    assert json.loads(with_page.stdout) == {**result, "html": str(page)}  # the same finding, and the page
     b_session = oat.load_session(candidate)
     with Browser(page) as browser:
         _no_script_error(browser)

@@ -348,14 +348,33 @@ def write_html(path: str | os.PathLike[str], out: str | os.PathLike[str]) -> Pat
     return _write_page(out, [path])
 
 
+def comparison(
+    base: str | os.PathLike[str], candidate: str | os.PathLike[str], *, strict: bool = False
+) -> dict[str, Any]:
+    """What ``diff`` finds, with the aligned rows the page shows (:func:`._compare.comparison`)."""
+    from ._compare import comparison as compare
+
+    return compare(base, candidate, strict=strict)
+
+
 def write_compare_html(
-    base: str | os.PathLike[str], candidate: str | os.PathLike[str], out: str | os.PathLike[str]
+    base: str | os.PathLike[str],
+    candidate: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    compared: dict[str, Any] | None = None,
 ) -> Path:
-    """Write the page of two runs to ``out``: what ``diff`` finds, their tool calls aligned, and
-    each run's own page as a tab."""
-    from ._compare import comparison
+    """Write the page of two runs to ``out``: what ``diff`` finds (``compared``, from
+    :func:`comparison`, when the caller has it already), their tool calls aligned, and each run's
+    own page as a tab."""
+    return _write_page(out, [base, candidate], lambda: compared or comparison(base, candidate))
 
-    return _write_page(out, [base, candidate], lambda: comparison(base, candidate))
 
-
-__all__ = ["MAX_EVENTS", "MAX_ITEMS", "MAX_SPANS", "MAX_VALUE_CHARS", "write_compare_html", "write_html"]
+__all__ = [
+    "MAX_EVENTS",
+    "MAX_ITEMS",
+    "MAX_SPANS",
+    "MAX_VALUE_CHARS",
+    "comparison",
+    "write_compare_html",
+    "write_html",
+]

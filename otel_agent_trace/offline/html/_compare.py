@@ -33,11 +33,14 @@ def _step(steps: list[dict[str, Any]], index: int | None, tools: list[str]) -> d
     }
 
 
-def comparison(base: str | os.PathLike[str], candidate: str | os.PathLike[str]) -> dict[str, Any]:
-    """``diff``'s result for the two runs, with ``aligned``: one row per tool call of either run
-    (``op`` equal, replace, delete or insert, and the call of each side)."""
-    acc_a, issues_a = summarize(base, actions=True, steps=MAX_STEPS)
-    acc_b, issues_b = summarize(candidate, actions=True, steps=MAX_STEPS)
+def comparison(
+    base: str | os.PathLike[str], candidate: str | os.PathLike[str], *, strict: bool = False
+) -> dict[str, Any]:
+    """``diff``'s result for the two runs (:func:`otel_agent_trace.offline.analysis.compare`'s),
+    with ``aligned``: one row per tool call of either run (``op`` equal, replace, delete or
+    insert, and the call of each side) and ``aligned_rows``, how many rows there are in all."""
+    acc_a, issues_a = summarize(base, actions=True, steps=MAX_STEPS, strict=strict)
+    acc_b, issues_b = summarize(candidate, actions=True, steps=MAX_STEPS, strict=strict)
     tools_a, tools_b = acc_a.action_list, acc_b.action_list
     result = diff(
         analyze(acc_a, issues_a, path=str(base)),
