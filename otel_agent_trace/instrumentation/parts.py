@@ -38,6 +38,7 @@ PARTS: dict[str, str] = {
     "agent_trace_ollama": "ollama:OllamaInstrumentor",
     "agent_trace_mistral": "mistral:MistralInstrumentor",
     "agent_trace_litellm": "litellm:LiteLLMInstrumentor",
+    "agent_trace_google_genai": "google_genai:GoogleGenAIInstrumentor",
     "agent_trace_langchain": "langchain:LangChainInstrumentor",
     "agent_trace_strands": "strands:StrandsInstrumentor",
     "agent_trace_langchain_tools": "langchain_tools:LangChainToolsInstrumentor",

@@ -14,6 +14,7 @@ LIBRARIES = (
     "ollama",
     "mistralai",
     "litellm",
+    "google.genai",
     "strands",
     "agents",
     "langchain_core",

@@ -174,3 +174,38 @@ class AsyncStreamProxy(_Base):
             return await self.__wrapped__.__aexit__(*exc_info)
         finally:
             self._self_end()
+
+
+class LazyStreamProxy(StreamProxy):
+    """A stream that sends its request when first read (a generator: ``ollama``'s
+    ``chat(stream=True)``, google-genai's ``generate_content_stream``): the model span is current
+    until the first item arrives, so the HTTP request (its span, its exchange) is under it, as
+    for a client that sends in the call."""
+
+    def __next__(self) -> Any:
+        if self._self_done or self._self_call.first_chunk_ns is not None:
+            return super().__next__()
+        token = self._self_call.activate()
+        try:
+            return super().__next__()
+        finally:
+            self._self_call.deactivate(token)
+
+
+class AsyncLazyStreamProxy(AsyncStreamProxy):
+    """:class:`LazyStreamProxy` for an async generator (``aclose`` ends the span too)."""
+
+    async def __anext__(self) -> Any:
+        if self._self_done or self._self_call.first_chunk_ns is not None:
+            return await super().__anext__()
+        token = self._self_call.activate()
+        try:
+            return await super().__anext__()
+        finally:
+            self._self_call.deactivate(token)
+
+    async def aclose(self) -> Any:
+        try:
+            return await self.__wrapped__.aclose()
+        finally:
+            self._self_end()

@@ -16,7 +16,7 @@ from otel_agent_trace.instrumentation._genai.calls import CallSpec
 from otel_agent_trace.instrumentation._genai.jsonable import is_system_role, jsonable, text_of
 from otel_agent_trace.instrumentation._genai.model_call import ModelCall, ModelResult
 from otel_agent_trace.instrumentation._genai.params import messages_list
-from otel_agent_trace.instrumentation._genai.streams import AsyncStreamProxy, StreamProxy
+from otel_agent_trace.instrumentation._genai.streams import AsyncLazyStreamProxy, LazyStreamProxy
 from otel_agent_trace.instrumentation._patching import Patches
 from otel_agent_trace.session_format.messages import openai_chat_to_semconv as to_semconv
 
@@ -116,9 +116,9 @@ class ChatSpec(CallSpec):
 
     def finish(self, call: ModelCall, response: Any, *, is_async: bool) -> Any:
         if inspect.isgenerator(response):
-            return LazyStream(response, call, self.accumulator())
+            return LazyStreamProxy(response, call, self.accumulator())
         if inspect.isasyncgen(response):
-            return AsyncLazyStream(response, call, self.accumulator())
+            return AsyncLazyStreamProxy(response, call, self.accumulator())
         return super().finish(call, response, is_async=is_async)
 
     def result(self, response: Any, content: bool = True) -> ModelResult:
@@ -184,37 +184,3 @@ class Accumulator:
         if self.last is not None:
             result.output_messages = [message]
         return result
-
-
-class LazyStream(StreamProxy):
-    """``chat(stream=True)`` returns a generator that sends the request when first read: the
-    model span is current until the first response arrives, so the HTTP request (its span, its
-    exchange) is under it as for a client that sends in the call."""
-
-    def __next__(self) -> Any:
-        if self._self_done or self._self_call.first_chunk_ns is not None:
-            return super().__next__()
-        token = self._self_call.activate()
-        try:
-            return super().__next__()
-        finally:
-            self._self_call.deactivate(token)
-
-
-class AsyncLazyStream(AsyncStreamProxy):
-    """:class:`LazyStream` for ``AsyncClient.chat(stream=True)``'s async generator."""
-
-    async def __anext__(self) -> Any:
-        if self._self_done or self._self_call.first_chunk_ns is not None:
-            return await super().__anext__()
-        token = self._self_call.activate()
-        try:
-            return await super().__anext__()
-        finally:
-            self._self_call.deactivate(token)
-
-    async def aclose(self) -> Any:
-        try:
-            return await self.__wrapped__.aclose()
-        finally:
-            self._self_end()

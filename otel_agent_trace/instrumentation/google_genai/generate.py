@@ -1,0 +1,244 @@
+"""``generate_content`` / ``generate_content_stream``: the request (``model``, ``contents``,
+``config``), the ``GenerateContentResponse``, and a stream's responses put together.
+
+Messages are kept in Gemini's shape, as ``{"role": "user" | "model", "content": [parts]}`` (a
+part as the SDK dumps it: ``{"text": ...}``, ``{"function_call": {"id", "name", "args"}}``,
+``{"function_response": ...}``); the tools as their function declarations."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from otel_agent_trace import semconv
+from otel_agent_trace.instrumentation._genai.calls import CallSpec
+from otel_agent_trace.instrumentation._genai.jsonable import jsonable, text_of
+from otel_agent_trace.instrumentation._genai.model_call import ModelCall, ModelResult
+from otel_agent_trace.instrumentation._genai.streams import AsyncLazyStreamProxy, LazyStreamProxy
+from otel_agent_trace.instrumentation._patching import Patches
+
+_CONFIG = (
+    ("temperature", semconv.GEN_AI_REQUEST_TEMPERATURE),
+    ("top_p", semconv.GEN_AI_REQUEST_TOP_P),
+    ("top_k", semconv.GEN_AI_REQUEST_TOP_K),
+    ("max_output_tokens", semconv.GEN_AI_REQUEST_MAX_TOKENS),
+    ("seed", semconv.GEN_AI_REQUEST_SEED),
+    ("presence_penalty", semconv.GEN_AI_REQUEST_PRESENCE_PENALTY),
+    ("frequency_penalty", semconv.GEN_AI_REQUEST_FREQUENCY_PENALTY),
+)
+
+
+def _get(obj: Any, key: str) -> Any:
+    return obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _message(content: Any) -> dict[str, Any]:
+    """A ``Content`` as a session message: its role, its parts as the SDK dumps them."""
+    return {"role": _get(content, "role") or "user", "content": jsonable(_get(content, "parts") or [])}
+
+
+def _declarations(tools: Any) -> list[Any]:
+    """The function declarations a request offers (a Python function: its name and docstring)."""
+    out: list[Any] = []
+    for tool in tools or ():
+        if callable(tool) and not hasattr(tool, "model_dump"):
+            doc = inspect.getdoc(tool) or ""
+            out.append({"name": getattr(tool, "__name__", repr(tool)), "description": doc.split("\n\n")[0]})
+            continue
+        declarations = _get(tool, "function_declarations")
+        if declarations:
+            out.extend(jsonable(d) for d in declarations)
+        else:
+            out.append(jsonable(tool))  # search, code execution, …: as given
+    return out
+
+
+def to_semconv(messages: list[Any]) -> list[dict[str, Any]]:
+    """Gemini messages as GenAI semconv messages (``role`` + ``parts``)."""
+    out = []
+    for m in messages:
+        if not isinstance(m, dict):
+            continue
+        parts: list[dict[str, Any]] = []
+        for part in m.get("content") or ():
+            if not isinstance(part, dict):
+                continue
+            if isinstance(part.get("text"), str):
+                kind = "reasoning" if part.get("thought") else "text"
+                parts.append({"type": kind, "content": part["text"]})
+            elif isinstance(part.get("function_call"), dict):
+                call = part["function_call"]
+                parts.append(
+                    {
+                        "type": "tool_call",
+                        "id": call.get("id"),
+                        "name": call.get("name"),
+                        "arguments": call.get("args"),
+                    }
+                )
+            elif isinstance(part.get("function_response"), dict):
+                response = part["function_response"]
+                parts.append(
+                    {
+                        "type": "tool_call_response",
+                        "id": response.get("id"),
+                        "response": response.get("response"),
+                    }
+                )
+            else:
+                parts.append({"type": next(iter(part), "unknown")})
+        role = m.get("role")
+        out.append({"role": "assistant" if role == "model" else role, "parts": parts})
+    return out
+
+
+class GenerateSpec(CallSpec):
+    provider = "gcp.gemini"  # a Vertex AI client's calls: gcp.vertex_ai (_provider)
+    operation = semconv.OP_GENERATE_CONTENT
+    to_semconv = staticmethod(to_semconv)
+
+    def __init__(self, stream: bool):
+        self.stream = stream
+
+    def request(self, kwargs: dict[str, Any]) -> tuple[str | None, dict[str, Any], bool]:
+        model = kwargs.get("model")
+        if isinstance(model, str):
+            model = model.rpartition("/")[2] if model.startswith("models/") else model
+        else:
+            model = None
+        attrs: dict[str, Any] = {}
+        config = kwargs.get("config")
+        if config is not None:
+            for key, attr in _CONFIG:
+                value = _get(config, key)
+                if _number(value):
+                    attrs[attr] = value
+            count = _get(config, "candidate_count")
+            if _number(count) and count != 1:
+                attrs[semconv.GEN_AI_REQUEST_CHOICE_COUNT] = count
+            stop = _get(config, "stop_sequences")
+            if isinstance(stop, (list, tuple)) and stop:
+                attrs[semconv.GEN_AI_REQUEST_STOP_SEQUENCES] = [str(s) for s in stop]
+        return model, attrs, self.stream
+
+    def input(self, kwargs: dict[str, Any]) -> tuple[list[Any], Any, Any]:
+        from google.genai import _transformers
+
+        messages = [_message(c) for c in _transformers.t_contents(kwargs.get("contents"))]
+        config = kwargs.get("config")
+        system = _get(config, "system_instruction") if config is not None else None
+        if system is not None and not isinstance(system, str):
+            system = text_of(_message(_transformers.t_content(system))["content"])
+        tools = _declarations(_get(config, "tools")) if config is not None else None
+        return messages, system, tools or None
+
+    def is_stream(self, response: Any) -> bool:
+        return self.stream
+
+    def finish(self, call: ModelCall, response: Any, *, is_async: bool) -> Any:
+        if not self.stream:
+            return super().finish(call, response, is_async=is_async)
+        proxy = AsyncLazyStreamProxy if is_async else LazyStreamProxy
+        return proxy(response, call, Accumulator())
+
+    def result(self, response: Any, content: bool = True) -> ModelResult:
+        acc = Accumulator()
+        acc.observe(response)
+        return acc.result(content)
+
+    def accumulator(self) -> Accumulator:
+        return Accumulator()
+
+
+class Accumulator:
+    """One response, or a stream's responses: text parts joined, other parts kept in order, the
+    last finish reason and usage."""
+
+    def __init__(self) -> None:
+        self.last: Any = None
+        self.candidates: dict[int, tuple[str, list[Any], list[str]]] = {}  # index → role, parts, reason
+
+    def observe(self, response: Any) -> None:
+        self.last = response
+        for position, candidate in enumerate(getattr(response, "candidates", None) or ()):
+            index = getattr(candidate, "index", None)
+            index = index if isinstance(index, int) else position
+            role, parts, reason = self.candidates.get(index, ("model", [], []))
+            content = getattr(candidate, "content", None)
+            if content is not None:
+                role = getattr(content, "role", None) or role
+                for part in getattr(content, "parts", None) or ():
+                    text = getattr(part, "text", None)
+                    thought = bool(getattr(part, "thought", None))
+                    if (
+                        isinstance(text, str)
+                        and parts
+                        and isinstance(parts[-1], dict)
+                        and "text" in parts[-1]
+                        and (bool(parts[-1].get("thought")) == thought)
+                    ):
+                        parts[-1]["text"] += text  # a stream's pieces of one text
+                    else:
+                        parts.append(dict(jsonable(part)))
+            finish = getattr(candidate, "finish_reason", None)
+            if finish is not None:
+                reason = [str(getattr(finish, "value", finish))]
+            self.candidates[index] = (role, parts, reason)
+
+    def result(self, content: bool = True) -> ModelResult:
+        result = ModelResult()
+        last = self.last
+        if last is None:
+            return result
+        result.response_model = getattr(last, "model_version", None)
+        result.response_id = getattr(last, "response_id", None)
+        usage = getattr(last, "usage_metadata", None)
+        if usage is not None:
+            result.input_tokens = getattr(usage, "prompt_token_count", None)
+            result.output_tokens = getattr(usage, "candidates_token_count", None)
+            result.cache_read_tokens = getattr(usage, "cached_content_token_count", None)
+            result.reasoning_tokens = getattr(usage, "thoughts_token_count", None)
+        for index in sorted(self.candidates):
+            role, parts, reason = self.candidates[index]
+            result.finish_reasons.extend(reason)
+            for part in parts:
+                call = part.get("function_call") if isinstance(part, dict) else None
+                if isinstance(call, dict):
+                    result.tool_calls.append((call.get("id"), call.get("name")))
+            if content:
+                result.output_messages.append({"role": role, "content": parts})
+        return result
+
+
+def sync_wrapper(spec: CallSpec, patches: Patches) -> Any:
+    def wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        call = spec.begin(kwargs, patches)
+        if call is None:
+            return wrapped(*args, **kwargs)
+        _provider(call, instance)
+        return spec.finish(call, call.call(wrapped, args, kwargs), is_async=False)
+
+    return wrapper
+
+
+def async_wrapper(spec: CallSpec, patches: Patches) -> Any:
+    async def wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        call = spec.begin(kwargs, patches)
+        if call is None:
+            return await wrapped(*args, **kwargs)
+        _provider(call, instance)
+        return spec.finish(call, await call.acall(wrapped, args, kwargs), is_async=True)
+
+    return wrapper
+
+
+def _provider(call: ModelCall, models: Any) -> None:
+    """A Vertex AI client's call (``Client(vertexai=True)``) is ``gcp.vertex_ai``."""
+    if getattr(getattr(models, "_api_client", None), "vertexai", False) is True:
+        call.provider = "gcp.vertex_ai"
+        if call.mode == "own":
+            call.span.set_attribute(semconv.GEN_AI_PROVIDER_NAME, call.provider)

@@ -1,0 +1,1 @@
+_instruments = ("google-genai >= 3.0, < 4",)

@@ -1,0 +1,240 @@
+"""Google Gen AI (the real ``google-genai`` client against the local server speaking Gemini's REST
+JSON and SSE): ``generate_content`` and ``generate_content_stream``, sync and ``client.aio``, with
+tools, make one ``generate_content {model}`` span each with the GenAI attributes, hand the caller
+exactly what the SDK returns, and put the call's messages and a snapshot in the session; the run
+replays with the server stopped.
+
+google-genai cannot share the main test environment (it pins ``tenacity < 9.2``): these run in a
+virtualenv of their own, ``python -m tests.services.genai run`` (a step of ``.ci/run``)."""
+
+from __future__ import annotations
+
+import pytest
+
+genai = pytest.importorskip(
+    "google.genai", reason="runs in its own virtualenv: python -m tests.services.genai run"
+)
+
+from google.genai import errors, types  # noqa: E402
+from opentelemetry.trace import SpanKind, StatusCode  # noqa: E402
+
+import otel_agent_trace as oat  # noqa: E402
+from otel_agent_trace.instrumentation.google_genai import GoogleGenAIInstrumentor  # noqa: E402
+from otel_agent_trace.offline.loader import load_session  # noqa: E402
+from tests.genai.genai_helpers import model_spans, strip_digests  # noqa: E402
+from tests.genai.replay_helpers import exchange_holders, record_then_replay  # noqa: E402
+
+MODEL = "gemini-2.0-flash"
+PROMPT = "What's the weather in Paris?"
+WEATHER = types.Tool(
+    function_declarations=[
+        types.FunctionDeclaration(
+            name="get_weather",
+            description="The weather in a city.",
+            parameters_json_schema={"type": "object", "properties": {"city": {"type": "string"}}},
+        )
+    ]
+)
+CONFIG = types.GenerateContentConfig(
+    system_instruction="You answer weather questions.",
+    tools=[WEATHER],
+    temperature=0.4,
+    max_output_tokens=256,
+)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def google_genai_instrumented(provider):
+    inst = GoogleGenAIInstrumentor()
+    mine = not inst.is_instrumented_by_opentelemetry
+    if mine:
+        inst.instrument(tracer_provider=provider)
+    yield
+    if mine:
+        inst.uninstrument()
+
+
+def _client(base_url: str) -> genai.Client:
+    return genai.Client(api_key="gemini-test-key", http_options=types.HttpOptions(base_url=base_url))
+
+
+@pytest.fixture
+def client(llm):
+    return _client(llm.base_url)
+
+
+def _one(memory_exporter):
+    spans = model_spans(memory_exporter)
+    assert len(spans) == 1, [s.name for s in spans]
+    return spans[0]
+
+
+def _uninstrumented(provider, call):
+    GoogleGenAIInstrumentor().uninstrument()
+    try:
+        return call()
+    finally:
+        GoogleGenAIInstrumentor().instrument(tracer_provider=provider)
+
+
+def test_generate_content_span_and_session(client, llm, checkpoint, memory_exporter):
+    llm.queue("gemini_generate_tool_call")
+    response = client.models.generate_content(model=MODEL, contents=PROMPT, config=CONFIG)
+    assert response.function_calls[0].name == "get_weather"
+    assert llm.requests[0]["path"] == f"/v1/models/{MODEL}:generateContent"
+    path = next(p for p in checkpoint.files if "checkpoint" in p.name)
+    checkpoint.stop()
+
+    span = _one(memory_exporter)
+    a = span.attributes
+    assert span.name == f"generate_content {MODEL}" and span.kind is SpanKind.CLIENT
+    assert a["gen_ai.provider.name"] == "gcp.gemini" and a["gen_ai.operation.name"] == "generate_content"
+    assert a["gen_ai.request.model"] == MODEL and "gen_ai.request.stream" not in a
+    assert a["gen_ai.request.temperature"] == 0.4 and a["gen_ai.request.max_tokens"] == 256
+    assert a["gen_ai.response.id"] == "resp-gemini-tool01" and a["gen_ai.response.model"] == MODEL
+    assert a["gen_ai.response.finish_reasons"] == ("STOP",)
+    assert a["gen_ai.usage.input_tokens"] == 60 and a["gen_ai.usage.output_tokens"] == 8
+    assert a["agent_trace.tool_calls.names"] == ("get_weather",)
+    assert "gen_ai.input.messages" not in a
+
+    session = load_session(path)
+    conversation = strip_digests(session.conversation())
+    assert conversation[0] == {"role": "user", "content": [{"text": PROMPT}]}
+    assert conversation[1]["role"] == "model"
+    assert conversation[1]["content"][1]["function_call"] == {
+        "name": "get_weather",
+        "args": {"city": "Paris"},
+    }
+    (snap,) = session.snapshots
+    assert snap["system_prompt"] == "You answer weather questions."
+    assert snap["last_query"] == PROMPT and snap["last_result"] == "Let me check the weather."
+    assert snap["tools_loaded"] == ["get_weather"]
+    assert snap["model_info"] == {"type": "gcp.gemini", "model_id": MODEL, "provider": "gcp.gemini"}
+
+
+def test_stream_is_passed_through_and_assembled(client, llm, provider, checkpoint, memory_exporter):
+    llm.queue("gemini_generate_tool_call_stream")
+    chunks = list(client.models.generate_content_stream(model=MODEL, contents=PROMPT, config=CONFIG))
+    path = next(p for p in checkpoint.files if "checkpoint" in p.name)
+    checkpoint.stop()
+    llm.queue("gemini_generate_tool_call_stream")
+    plain = _uninstrumented(
+        provider,
+        lambda: list(client.models.generate_content_stream(model=MODEL, contents=PROMPT, config=CONFIG)),
+    )
+    dump = [c.model_dump(exclude={"sdk_http_response"}) for c in chunks]
+    assert dump == [c.model_dump(exclude={"sdk_http_response"}) for c in plain] and len(chunks) == 3
+    assert llm.requests[0]["body"] == llm.requests[1]["body"]
+
+    span = _one(memory_exporter)
+    a = span.attributes
+    assert a["gen_ai.request.stream"] is True and a["gen_ai.response.time_to_first_chunk"] > 0
+    assert a["gen_ai.response.id"] == "resp-gemini-stream01"
+    assert a["gen_ai.response.finish_reasons"] == ("STOP",) and a["gen_ai.usage.output_tokens"] == 8
+    assert a["agent_trace.tool_calls.names"] == ("get_weather",)
+    last = strip_digests(load_session(path).conversation())[-1]
+    assert last["content"] == [
+        {"text": "Let me check the weather."},
+        {"function_call": {"name": "get_weather", "args": {"city": "Paris"}}},
+    ]
+
+
+def test_a_stream_left_early_ends_its_span(client, llm, memory_exporter):
+    llm.queue("gemini_generate_final_stream")
+    stream = client.models.generate_content_stream(model=MODEL, contents=PROMPT)
+    assert next(stream).text == "It is 18°C "
+    stream.close()
+    span = _one(memory_exporter)
+    assert span.attributes["agent_trace.stream.abandoned"] is True
+
+
+async def test_async_generate_and_stream(client, llm, memory_exporter):
+    llm.queue("gemini_generate_final", "gemini_generate_final_stream")
+    response = await client.aio.models.generate_content(model=MODEL, contents=PROMPT)
+    stream = await client.aio.models.generate_content_stream(model=MODEL, contents=PROMPT)
+    text = "".join([c.text async for c in stream])
+    assert response.text == text == "It is 18°C and sunny in Paris."
+    plain, streamed = model_spans(memory_exporter)
+    assert plain.attributes["gen_ai.response.id"] == "resp-gemini-final01"
+    assert plain.attributes["gen_ai.usage.cache_read.input_tokens"] == 20
+    assert streamed.attributes["gen_ai.request.stream"] is True
+    assert streamed.attributes["gen_ai.response.finish_reasons"] == ("STOP",)
+
+
+def test_errors_are_raised_unchanged(client, llm, memory_exporter):
+    llm.queue("gemini_error_429")
+    with pytest.raises(errors.ClientError) as caught:
+        client.models.generate_content(model=MODEL, contents=PROMPT)
+    assert caught.value.code == 429
+    span = _one(memory_exporter)
+    assert span.status.status_code is StatusCode.ERROR
+    assert span.attributes["error.type"] == "ClientError"
+
+
+def test_requests_are_the_same_with_and_without_us(client, llm, provider):
+    llm.queue("gemini_generate_tool_call", "gemini_generate_tool_call")
+    ours = client.models.generate_content(model=MODEL, contents=PROMPT, config=CONFIG)
+    plain = _uninstrumented(
+        provider, lambda: client.models.generate_content(model=MODEL, contents=PROMPT, config=CONFIG)
+    )
+    assert ours.model_dump(exclude={"sdk_http_response"}) == plain.model_dump(exclude={"sdk_http_response"})
+    first, second = llm.requests
+    assert first["body"] == second["body"]
+    assert {k: v for k, v in first["headers"].items() if k.lower() != "traceparent"} == {
+        k: v for k, v in second["headers"].items() if k.lower() != "traceparent"
+    }
+
+
+def test_no_message_text_in_the_shareable_tier(client, llm, checkpoint):
+    planted = "planted-phrase-g3mini"
+    llm.queue("gemini_generate_final_stream")
+    config = types.GenerateContentConfig(system_instruction=planted)
+    for _ in client.models.generate_content_stream(model=MODEL, contents=PROMPT, config=config):
+        pass
+    trace_file, checkpoint_file = sorted(checkpoint.files, key=lambda p: "checkpoint" in p.name)
+    checkpoint.stop()
+    assert planted not in trace_file.read_text() and "sunny in Paris" not in trace_file.read_text()
+    assert planted in checkpoint_file.read_text() and "sunny in Paris" in checkpoint_file.read_text()
+
+
+def _agent_run(base_url: str) -> list[object]:
+    """A tool-calling loop on the client: one agent span, two model calls (plain, then streamed)."""
+    client = _client(base_url)
+    with oat.agent("gemini-weather"):
+        contents: list[types.Content] = [types.Content(role="user", parts=[types.Part(text=PROMPT)])]
+        first = client.models.generate_content(model=MODEL, contents=contents, config=CONFIG)
+        contents.append(first.candidates[0].content)
+        for call in first.function_calls or ():
+            contents.append(
+                types.Content(
+                    role="user",
+                    parts=[
+                        types.Part.from_function_response(name=call.name, response={"result": "18°C, sunny"})
+                    ],
+                )
+            )
+        text = "".join(
+            c.text or ""
+            for c in client.models.generate_content_stream(model=MODEL, contents=contents, config=CONFIG)
+        )
+    return [first.function_calls[0].args, text]
+
+
+def test_one_trace_per_run_and_model_replay_with_the_server_stopped(tmp_path, memory_exporter):
+    recorded, replayed, report, path = record_then_replay(
+        tmp_path, ("gemini_generate_tool_call", "gemini_generate_final_stream"), _agent_run
+    )
+    assert replayed == recorded and recorded[1] == "It is 18°C and sunny in Paris."
+    assert report["answered"] == 2 and report["divergences"] == [] and report["unused"] == 0
+    # the stream's request is sent when it is first read: still under its model span
+    assert exchange_holders(path) == [f"generate_content {MODEL}"] * 2
+    spans = memory_exporter.get_finished_spans()
+    recorded_run = [s for s in spans if s.context.trace_id == spans[0].context.trace_id]
+    names = [s.name for s in recorded_run]
+    assert names.count(f"generate_content {MODEL}") == 2 and "invoke_agent gemini-weather" in names
+
+
+def test_declared_versions_cover_the_installed_one():
+    from opentelemetry.instrumentation.dependencies import get_dependency_conflicts
+
+    assert get_dependency_conflicts(GoogleGenAIInstrumentor().instrumentation_dependencies()) is None
