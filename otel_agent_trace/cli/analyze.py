@@ -222,7 +222,8 @@ def render(result: dict[str, Any], out: IO[str]) -> None:
     for span in unfinished["spans"][:10]:
         out.write(
             fit(
-                f"  {clean(span['name'])} [{clean(span['layer'])}] started at {_s(span['started_at_s'])} "
+                f"  {clean(span['name'] or '…')} [{clean(span['layer'] or span['kind'])}] "
+                f"started at {_s(span['started_at_s'])} "
                 f"{clean(span['entry_id'])}",
                 cols,
             )

@@ -73,6 +73,9 @@ def test_spans_beyond_the_described_are_still_listed_by_id(tmp_path):
         f"abcd0000-{seq:04d}" for seq in range(OPEN_DESCRIBED + 1, count + 1)
     ]
     assert {s["kind"] for s in spans[11:]} == {"other"}
+    text = _cli("analyze", str(path)).stdout
+    assert "unfinished spans: 31\n" in text
+    assert f"  step-{OPEN_DESCRIBED - 10} [agent] started at " in text and "None" not in text
 
 
 def test_view_closes_every_span_left_open_with_its_id(tmp_path):
