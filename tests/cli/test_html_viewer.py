@@ -48,6 +48,18 @@ def _texts(browser: Browser, selector: str) -> list[str]:
     return _all(browser, selector, "n.textContent")
 
 
+def _laid_out(message: dict) -> str | None:
+    """A message's text as a bubble shows it: a tool's JSON answer laid out (a string decoded)."""
+    text = message.get("content") or None
+    if message.get("role") == "tool" and text:
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return text
+        return value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
+    return text
+
+
 def _no_script_error(browser: Browser) -> None:
     assert browser.js("document.body.getAttribute('data-script-error')") is None
 
@@ -85,7 +97,7 @@ def test_a_model_call_as_chat_bubbles_its_tool_call_linked_to_the_span(checkpoin
         assert [row[0] for row in shown] == ids
         for (mid, cls, text), message in zip(shown, messages, strict=True):
             assert f"role-{message['role']}" in cls
-            assert text == (message.get("content") or None), mid
+            assert text == _laid_out(message), mid
         assert "output" in shown[-1][1] and "output" not in shown[-2][1]  # its answer, marked
         # the tool call the model asked for, with a link to the tool's span
         (call,) = messages[-1]["tool_calls"]
@@ -123,9 +135,13 @@ def test_the_conversation_at_each_snapshot(checkpoint, tmp_path):
                 "Array.from(document.querySelectorAll('.conversation .msg')).map(function (m) {"
                 " var t = m.querySelector('.text'); return t ? t.textContent : null; })"
             )
-            assert texts == [m.get("content") or None for m in snapshot["agent_messages"]], number
+            assert texts == [_laid_out(m) for m in snapshot["agent_messages"]], number
             assert snapshot["description"] in browser.js("document.querySelector('.conv-title').textContent")
+            assert browser.js("document.querySelector('.cursor').hidden") is False  # its time, down the chart
+            assert browser.js("document.querySelectorAll('.row.snap-owner').length") == 1  # and its span
         assert clicked >= 1  # the last one at least is drawn on top
+        browser.click(".row .name")
+        assert browser.js("document.querySelector('.cursor').hidden") is True
         # and from the buttons above the bubbles
         browser.click('.conversation .snaps button[data-snapshot="1"]')
         assert len(_texts(browser, ".conversation .msg")) == session.get_snapshot(1)["agent_messages_count"]

@@ -45,6 +45,10 @@ HEAD = r"""<!DOCTYPE html>
   .snap-mark { position: absolute; top: 18px; width: 12px; height: 12px; margin-left: -6px; transform: rotate(45deg);
                background: #8e44ad; border: 1px solid #fff; cursor: pointer; z-index: 3; }
   .snap-mark.current { background: #e84393; }
+  .rows { position: relative; }
+  .cursor { position: absolute; top: 0; bottom: 0; width: 0; border-left: 2px dashed #e84393; pointer-events: none; z-index: 1; }
+  .cursor[hidden] { display: none; }
+  .row.snap-owner .name { text-decoration: underline #e84393 2px; }
   .row { height: var(--row); align-items: center; cursor: pointer; border-bottom: 1px solid #f0f1f4; }
   .row:hover { background: #eef2fb; }
   .row.selected { background: #dfe7fb; }
@@ -285,6 +289,9 @@ window.addEventListener("error", function (ev) {
     axis.appendChild(ticks);
     chart.appendChild(axis);
     var rows = el("div", "rows");
+    var cursor = el("div", "cursor");
+    cursor.hidden = true;
+    rows.appendChild(cursor);
     chart.appendChild(rows);
     body.appendChild(chart);
     var side = el("aside", "side");
@@ -410,6 +417,7 @@ window.addEventListener("error", function (ev) {
         mark.addEventListener("click", function (ev) { ev.stopPropagation(); showSnapshot(t); });
         ticks.appendChild(mark);
       });
+      placeCursor();
       axisLabel.textContent = v0 > 0 || v1 < total ? "zoomed: +" + fmtDur(v0) + " \u2026 +" + fmtDur(v1) : "whole run";
       section.setAttribute("data-zoom", v0 + "-" + v1);
       var w = 0.96 * (mmTrack.clientWidth || 1);
@@ -587,15 +595,16 @@ window.addEventListener("error", function (ev) {
       if (own) who.appendChild(spanLink(own, "span \u203a"));
       box.appendChild(who);
       if (m.text !== null && m.text !== undefined && m.text !== "") {
-        var long = m.text.length > FOLD_CHARS;
-        var textNode = el("div", "text", long ? m.text.slice(0, FOLD_CHARS) + "\u2026" : m.text);
+        var full = readable(m), long = full.length > FOLD_CHARS;
+        var textNode = el("div", "text", long ? full.slice(0, FOLD_CHARS) + "\u2026" : full);
+        if (full !== m.text) { textNode.title = "a tool's JSON answer, laid out"; textNode.className += " json"; }
         box.appendChild(textNode);
         if (long) {
-          var more = el("button", "link unfold", "show all " + m.text.length + " characters");
+          var more = el("button", "link unfold", "show all " + full.length + " characters");
           more.addEventListener("click", function () {
-            var folded = textNode.textContent.length < m.text.length;
-            textNode.textContent = folded ? m.text : m.text.slice(0, FOLD_CHARS) + "\u2026";
-            more.textContent = folded ? "show less" : "show all " + m.text.length + " characters";
+            var folded = textNode.textContent.length < full.length;
+            textNode.textContent = folded ? full : full.slice(0, FOLD_CHARS) + "\u2026";
+            more.textContent = folded ? "show less" : "show all " + full.length + " characters";
           });
           box.appendChild(more);
         }
@@ -617,6 +626,13 @@ window.addEventListener("error", function (ev) {
         box.appendChild(note);
       }
       return box;
+    }
+    function readable(m) {  // a tool's answer in JSON (as most agents send it), laid out
+      if (m.role !== "tool" || !/^\s*[\[{"]/.test(m.text) || m.text.length > 200000) return m.text;
+      try {
+        var value = JSON.parse(m.text);
+        return typeof value === "string" ? value : JSON.stringify(value, null, 2);
+      } catch (e) { return m.text; }
     }
     function snapButtons() {
       if (!snapshots.length) return null;
@@ -645,8 +661,17 @@ window.addEventListener("error", function (ev) {
       conv.appendChild(list);
       conv.setAttribute("data-messages-shown", String(ids.length));
     }
+    function placeCursor() {  // the current snapshot's time, a line down the chart
+      var t = run.snapshot, at = t ? pos(t.at) : -1;
+      cursor.hidden = !t || at < 0 || at > 100;
+      if (!cursor.hidden) cursor.style.left = "calc(var(--tree) + (100% - var(--tree)) * " + (at / 100) + ")";
+    }
     function markSnapshot(t) {
       run.snapshot = t;
+      placeCursor();
+      var owner = t ? (t.span && byId[t.span]) || (t.parent && byEntry[t.parent]) || null : null;
+      Array.prototype.forEach.call(rows.querySelectorAll(".row.snap-owner"), function (r) { r.classList.remove("snap-owner"); });
+      if (owner && owner.row) owner.row.classList.add("snap-owner");
       Array.prototype.forEach.call(ticks.querySelectorAll(".snap-mark"), function (m) {
         m.classList.toggle("current", !!t && m.getAttribute("data-snapshot") === String(t.snapshot_id));
       });
