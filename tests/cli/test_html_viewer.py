@@ -516,3 +516,46 @@ def test_a_long_message_is_folded_and_unfolds(tmp_path):
         assert text == "m" * 1500 + "…"
         browser.click(".conversation .unfold")
         assert _texts(browser, ".conversation .msg .text")[0] == "m" * 3000
+
+
+def test_ids_named_like_object_properties_are_ids(tmp_path):
+    """Span ids ``__proto__`` and ``constructor``, a tool-call id ``__proto__``, a layer named
+    ``constructor``: each is a key like any other (no prototype reached, nothing left out)."""
+    t0 = 1_790_000_000_000_000_000
+    tool_attrs = {"gen_ai.tool.call.id": "__proto__", "gen_ai.tool.name": "toString"}
+    tool = {
+        "name": "execute_tool t",
+        "span_id": "constructor",
+        "parent_span_id": "__proto__",
+        "layer": "tool",
+    }
+    entries = [
+        {"type": "session.start", "session_id": "session-20260101-000000-abcd0002", "tier": "checkpoint",
+         "metadata": {}},
+        {"type": "span.start", "name": "invoke_agent x", "span_id": "__proto__", "layer": "constructor",
+         "attributes": {}},
+        {"type": "span.start", **tool, "attributes": tool_attrs},
+        {"type": "message", "role": "assistant", "content": None,
+         "tool_calls": [{"id": "__proto__", "function": {"name": "t", "arguments": "{}"}}]},
+        {"type": "span.end", **tool, "duration_ns": 5, "status": {"code": "ERROR"}, "attributes": tool_attrs},
+        {"type": "span.end", "name": "invoke_agent x", "span_id": "__proto__", "layer": "constructor",
+         "duration_ns": 10, "status": {"code": "UNSET"}, "attributes": {}},
+    ]  # fmt: skip
+    path = tmp_path / "session-20260101-000000-abcd0002.checkpoint.jsonl"
+    with open(path, "w", encoding="utf-8") as out:
+        for number, entry in enumerate(entries):
+            line = {"id": f"abcd0002-{number:04d}", "parent_id": "" if number == 0 else "abcd0002-0000"}
+            out.write(json.dumps({**line, "layer": "agent", "ts": t0 + number, **entry}) + "\n")
+    with Browser(_page(tmp_path, str(path))) as browser:
+        _no_script_error(browser)
+        assert _all(browser, ".row", "n.getAttribute('data-span-id')") == ["__proto__", "constructor"]
+        assert (
+            browser.js("document.querySelector('.row[data-span-id=\"__proto__\"] .bar').className")
+            == "bar layer-other"
+        )
+        browser.click('.row[data-span-id="__proto__"] .name')
+        browser.click('.tabs button[data-tab="conversation"]')
+        browser.click(".conversation .call [data-goto-span]")  # the call's link: to the tool's span
+        assert browser.js("document.querySelector('.run').getAttribute('data-selected')") == "constructor"
+        browser.click(".toolbar .errors-only")
+        assert _all(browser, ".row.hit", "n.getAttribute('data-span-id')") == ["constructor"]

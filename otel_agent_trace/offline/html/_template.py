@@ -130,7 +130,10 @@ window.addEventListener("error", function (ev) {
   document.body.setAttribute("data-script-error", ev.message);
 });
 (function () {
-  var LAYERS = { agent: 1, tool: 1, sys: 1 };
+  // Maps keyed by values from the file have no prototype: an id "__proto__" or "constructor" is
+  // a key like any other.
+  function map(init) { var m = Object.create(null); Object.keys(init || {}).forEach(function (k) { m[k] = init[k]; }); return m; }
+  var LAYERS = map({ agent: 1, tool: 1, sys: 1 });
   var MAX_TICKS = 20;  // event ticks drawn on one bar
   var FOLD_CHARS = 1500;  // a longer message text is folded (a click shows it all)
 
@@ -168,7 +171,7 @@ window.addEventListener("error", function (ev) {
     });
     return t;
   }
-  var MODEL_OPS = { chat: 1, text_completion: 1, generate_content: 1, embeddings: 1 };
+  var MODEL_OPS = map({ chat: 1, text_completion: 1, generate_content: 1, embeddings: 1 });
 
   function Run(prefix, mount) {
     var run = this;
@@ -185,7 +188,7 @@ window.addEventListener("error", function (ev) {
     turns.forEach(function (t) { t.at -= data.t0; });
     var total = Math.max(data.duration_ns, 1), v0 = 0, v1 = total;
 
-    var byId = {}, byEntry = {}, byCall = {}, roots = [], byMessage = {};
+    var byId = map(), byEntry = map(), byCall = map(), roots = [], byMessage = map();
     data.spans.forEach(function (s) {
       s.children = []; byId[s.id] = s;
       if (s.entry) byEntry[s.entry] = s;
@@ -199,7 +202,7 @@ window.addEventListener("error", function (ev) {
       (parent ? parent.children : roots).push(s);
     });
     messages.forEach(function (m) { byMessage[m.id] = m; });
-    var turnOfSpan = {};
+    var turnOfSpan = map();
     turns.forEach(function (t, i) { t.index = i; if (t.kind === "call" && t.span) turnOfSpan[t.span] = t; });
     var snapshots = turns.filter(function (t) { return t.kind === "snapshot"; });
     var ours = data.format === "otel-agent-trace";
@@ -335,7 +338,7 @@ window.addEventListener("error", function (ev) {
       return span.status === "ERROR" || span.events.some(function (e) { return e.name === "exception"; });
     }
 
-    var drawn = 0, selected = null, seen = {};
+    var drawn = 0, selected = null, seen = map();
     function draw(span, depth, container) {
       if (seen[span.id]) return;  // a parent cycle in the file: each span once
       seen[span.id] = true;
@@ -441,7 +444,7 @@ window.addEventListener("error", function (ev) {
       (function walk(list) { list.forEach(function (s) { if (s.row) { order.push(s); walk(s.children); } }); })(roots);
       var n = Math.max(order.length, 1);
       function x(t) { return 0.96 * w * t / total; }
-      var colours = { agent: "#4c78d8", tool: "#e8912d", sys: "#3aa66a" };
+      var colours = map({ agent: "#4c78d8", tool: "#e8912d", sys: "#3aa66a" });
       order.forEach(function (s, i) {
         ctx.fillStyle = s.status === "ERROR" ? "#d9363e" : colours[s.layer] || "#8a8f98";
         var y = Math.floor(h * i / n);
