@@ -238,6 +238,13 @@ def test_search_filters_events_tokens_and_the_trace_id(checkpoint, tmp_path):
             windowsVirtualKeyCode=8,
         )
         assert len(_visible_rows(browser)) == len(spans)
+        # what was said: the model call whose messages hold the text ("/" goes to the search box)
+        browser.key("/", 191)
+        browser.send("Input.insertText", text="does python run")
+        first_call = min((s for s in spans if s.name.startswith("chat ")), key=lambda s: s.start_ns)
+        assert first_call.span_id in _hits(browser)
+        browser.js("document.querySelector('.search').select()")
+        browser.key("Backspace", 8)
         # the layer filter, then the tool filter
         _choose(browser, ".layer-filter", "sys")
         assert set(_hits(browser)) == {s.span_id for s in spans if s.layer == "sys"}

@@ -256,7 +256,7 @@ window.addEventListener("error", function (ev) {
 
     var toolbar = el("div", "toolbar");
     var search = el("input");
-    search.type = "search"; search.className = "search"; search.placeholder = "search names, tools, attributes, arguments";
+    search.type = "search"; search.className = "search"; search.placeholder = "search spans, arguments, messages  ( / )";
     var layerSel = el("select", "layer-filter");
     [["", "every layer"], ["agent", "agent"], ["tool", "tool"], ["sys", "sys"]].forEach(function (o) {
       var opt = el("option", null, o[1]); opt.value = o[0]; layerSel.appendChild(opt);
@@ -475,12 +475,23 @@ window.addEventListener("error", function (ev) {
     });
 
     // --- search and filters ------------------------------------------------------------------
+    var said = null;  // span id -> the text of the messages written under it (its model call's)
+    function saidUnder(span) {
+      if (said === null) {
+        said = map();
+        messages.forEach(function (m) {
+          var owner = (m.span && byId[m.span]) || (m.parent && byEntry[m.parent]);
+          if (owner && m.text) said[owner.id] = (said[owner.id] || "") + " " + m.text.slice(0, 4000);
+        });
+      }
+      return said[span.id] || "";
+    }
     function haystack(span) {
       if (span.hay === undefined) {
         var a = span.attributes || {};
         span.hay = (span.name + " " + span.layer + " " + (span.status_description || "") + " " +
           JSON.stringify(a).slice(0, 4000) + " " + (JSON.stringify(span.content) || "").slice(0, 4000) + " " +
-          span.events.map(function (e) { return e.name; }).join(" ")).toLowerCase();
+          span.events.map(function (e) { return e.name; }).join(" ") + saidUnder(span)).toLowerCase();
       }
       return span.hay;
     }
@@ -509,6 +520,10 @@ window.addEventListener("error", function (ev) {
     [search, layerSel, toolSel, errBox].forEach(function (n) {
       n.addEventListener("input", applyFilter);
       n.addEventListener("change", applyFilter);
+    });
+    document.addEventListener("keydown", function (ev) {  // "/": to the search box, as on many sites
+      if (ev.key !== "/" || section.hidden || (ev.target && /^(INPUT|SELECT|TEXTAREA)$/.test(ev.target.tagName))) return;
+      search.focus(); ev.preventDefault();
     });
     search.addEventListener("keydown", function (ev) {
       if (ev.key !== "Enter") return;  // Enter: the next match
