@@ -566,3 +566,23 @@ def test_ids_named_like_object_properties_are_ids(tmp_path):
         assert browser.js("document.querySelector('.run').getAttribute('data-selected')") == "constructor"
         browser.click(".toolbar .errors-only")
         assert _all(browser, ".row.hit", "n.getAttribute('data-span-id')") == ["constructor"]
+
+
+def test_a_session_of_messages_only_opens_on_its_conversation(tmp_path):
+    t0 = 1_790_000_000_000_000_000
+    entries = [
+        {"type": "session.start", "session_id": "session-20260101-000000-abcd0003", "tier": "checkpoint",
+         "metadata": {}},
+        {"type": "message", "role": "user", "content": "hello there"},
+        {"type": "message", "role": "assistant", "content": "hi"},
+        {"type": "session.end", "duration_ns": 5, "unfinished_spans": 0},
+    ]  # fmt: skip
+    path = tmp_path / "session-20260101-000000-abcd0003.checkpoint.jsonl"
+    with open(path, "w", encoding="utf-8") as out:
+        for number, entry in enumerate(entries):
+            line = {"id": f"abcd0003-{number:04d}", "parent_id": "" if number == 0 else "abcd0003-0000"}
+            out.write(json.dumps({**line, "layer": "agent", "ts": t0 + number, **entry}) + "\n")
+    with Browser(_page(tmp_path, str(path))) as browser:
+        _no_script_error(browser)
+        assert browser.js("document.querySelector('.conversation').hidden") is False
+        assert _texts(browser, ".conversation .msg .text") == ["hello there", "hi"]

@@ -768,7 +768,11 @@ window.addEventListener("error", function (ev) {
     place();
     var first = data.spans.length ? rows.querySelector(".row") : null;
     if (first) first.click();  // the first span's details, so the page never opens empty
-    else renderConversation("The conversation", [], 0, null);
+    else {  // no span: the conversation as the file last has it
+      var last = turnAt(total);
+      tab("conversation");
+      renderConversation("The conversation", listed && last ? turnIds(last) : messagesUntil(total), 0, null);
+    }
   }
 
   // --- one run, or two compared ----------------------------------------------------------------
