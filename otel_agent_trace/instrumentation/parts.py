@@ -48,6 +48,7 @@ PARTS: dict[str, str] = {
     "agent_trace_pydantic_ai": "pydantic_ai:PydanticAIInstrumentor",
     "agent_trace_smolagents": "smolagents:SmolagentsInstrumentor",
     "agent_trace_llamaindex": "llamaindex:LlamaIndexInstrumentor",
+    "agent_trace_autogen": "autogen:AutoGenInstrumentor",
 }
 
 

@@ -1,8 +1,8 @@
 """Resume a recorded conversation: rebuild it as it stood at any entry, and put a snapshot's
 messages back into an agent — Strands / DevDuck agents (``agent.messages``), a LangGraph graph's
 state, the OpenAI Agents SDK's input items, a Pydantic AI agent's ``message_history``, a smolagents
-agent's memory, a LlamaIndex agent's ``chat_history``, or a plain OpenAI- or Anthropic-format
-message list.
+agent's memory, a LlamaIndex agent's ``chat_history``, an AutoGen ``AssistantAgent``'s model context,
+or a plain OpenAI- or Anthropic-format message list.
 
 Third-party libraries are imported only when an agent of theirs is given. Nothing from the file
 chooses code to import or a directory to change to: the agent comes from the caller.
@@ -36,7 +36,7 @@ class Restored:
     snapshot_id: int | None
     entry_id: str
     messages: list[dict[str, Any]]  # the recorded conversation
-    # strands | langgraph | openai_agents | pydantic_ai | smolagents | llamaindex
+    # strands | langgraph | openai_agents | pydantic_ai | smolagents | llamaindex | autogen
     # | openai_messages | anthropic_messages | callable | none
     target: str
     restored: Any  # what was put in: the message list, the graph state, the input items
@@ -699,6 +699,56 @@ def to_llamaindex(messages: list[dict[str, Any]]) -> list[Any]:
     return out
 
 
+def to_autogen(messages: list[dict[str, Any]], source: str = "assistant") -> list[Any]:
+    """AutoGen ``LLMMessage`` s (an ``AssistantAgent``'s model context; imports ``autogen_core``):
+    a model's tool calls as ``FunctionCall`` s, the results after them as one
+    ``FunctionExecutionResultMessage``."""
+    from autogen_core import FunctionCall
+    from autogen_core.models import (
+        AssistantMessage,
+        FunctionExecutionResult,
+        FunctionExecutionResultMessage,
+        SystemMessage,
+        UserMessage,
+    )
+
+    out: list[Any] = []
+    names: dict[Any, str] = {}
+    for m in neutral(messages):
+        role, text = m["role"], m["content"]
+        if role == "system":
+            out.append(SystemMessage(content=text))
+        elif role == "user":
+            out.append(UserMessage(content=text, source=m.get("name") or "user"))
+        elif role == "tool":
+            call_id = str(m.get("tool_call_id") or "")
+            result = FunctionExecutionResult(
+                content=text, name=m.get("name") or names.get(call_id, "tool"), call_id=call_id
+            )
+            if out and isinstance(out[-1], FunctionExecutionResultMessage):
+                out[-1].content.append(result)
+            else:
+                out.append(FunctionExecutionResultMessage(content=[result]))
+        elif m.get("tool_calls"):
+            calls = []
+            for c in m["tool_calls"]:
+                names[str(c["id"])] = c["name"]
+                calls.append(
+                    FunctionCall(id=str(c["id"]), arguments=json.dumps(c["arguments"]), name=c["name"])
+                )
+            out.append(AssistantMessage(content=calls, thought=text or None, source=source))
+        else:
+            out.append(AssistantMessage(content=text, source=source))
+    return out
+
+
+async def _into_model_context(agent: Any, messages: list[Any]) -> None:
+    context = agent.model_context
+    await context.clear()
+    for message in messages:
+        await context.add_message(message)
+
+
 def _smolagents_memory(messages: list[Any]) -> Any:
     """A smolagents memory step that gives the agent ``messages`` as they were."""
     from dataclasses import dataclass, field
@@ -747,6 +797,8 @@ def kind_of(agent: Any) -> str:
         return "smolagents"
     if module.startswith("llama_index") and hasattr(agent, "run"):
         return "llamaindex"
+    if module.startswith("autogen_agentchat") and hasattr(agent, "model_context"):
+        return "autogen"
     if isinstance(getattr(agent, "messages", None), list):
         return "strands"  # an agent object that keeps its conversation in .messages (DevDuck's wrapper too)
     if callable(agent):
@@ -813,6 +865,9 @@ def resume_from_snapshot(
         agent.memory.steps = [_smolagents_memory(restored)]
     elif kind == "llamaindex":
         restored = to_llamaindex(_without_system(messages))  # the agent brings its system prompt
+    elif kind == "autogen":
+        restored = to_autogen(_without_system(messages), str(getattr(agent, "name", "assistant")))
+        asyncio.run(_into_model_context(agent, restored))
     elif kind == "callable":
         restored = to_openai(messages)
     return Restored(
@@ -896,6 +951,9 @@ def _answer_text(result: Any) -> str:
     response = getattr(result, "response", None)  # LlamaIndex's AgentOutput
     if response is not None:
         return str(getattr(response, "content", response))
+    messages = getattr(result, "messages", None)  # AutoGen's TaskResult
+    if isinstance(messages, list) and messages:
+        return _text(getattr(messages[-1], "content", None))
     return str(result)
 
 
@@ -934,6 +992,8 @@ def resume_and_continue(
         result = agent.run(new_query, reset=False)  # the restored memory, then the new task
     elif kind == "llamaindex":
         result = asyncio.run(_run_llamaindex(agent, new_query, restored.restored))
+    elif kind == "autogen":
+        result = asyncio.run(agent.run(task=new_query))
     elif kind == "callable":
         result = agent([*restored.restored, {"role": "user", "content": new_query}])
     else:

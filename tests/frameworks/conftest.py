@@ -15,6 +15,7 @@ from tests.fakes.llm_server import FakeLLMServer
 
 @pytest.fixture(scope="package", autouse=True)
 def instrumented(provider: Any) -> Iterator[None]:
+    from otel_agent_trace.instrumentation.autogen import AutoGenInstrumentor
     from otel_agent_trace.instrumentation.context import ContextInstrumentor
     from otel_agent_trace.instrumentation.langchain import LangChainInstrumentor
     from otel_agent_trace.instrumentation.langchain_tools import LangChainToolsInstrumentor
@@ -37,6 +38,7 @@ def instrumented(provider: Any) -> Iterator[None]:
         PydanticAIInstrumentor(),
         SmolagentsInstrumentor(),
         LlamaIndexInstrumentor(),
+        AutoGenInstrumentor(),
     ]
     mine = [inst for inst in instrumentors if not inst.is_instrumented_by_opentelemetry]
     for inst in mine:

@@ -33,6 +33,7 @@ PACKAGES = (
 CONSTRAINTS = REPO / "tests" / "constraints-frameworks2.txt"
 TESTS = (
     "tests/frameworks/test_llamaindex.py",
+    "tests/frameworks/test_autogen.py",
     "tests/model_replay/test_replay_agent_frameworks.py",  # (the frameworks not installed: skipped)
 )
 

@@ -1,0 +1,1 @@
+_instruments = ("autogen-agentchat >= 0.7, < 0.8",)
