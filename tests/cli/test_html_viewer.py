@@ -9,6 +9,7 @@ Every expectation is read from the session with the loader (``oat.load_session``
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -586,3 +587,27 @@ def test_a_session_of_messages_only_opens_on_its_conversation(tmp_path):
         _no_script_error(browser)
         assert browser.js("document.querySelector('.conversation').hidden") is False
         assert _texts(browser, ".conversation .msg .text") == ["hello there", "hi"]
+
+
+def test_diff_html_of_a_hostile_run_fetches_nothing_and_runs_nothing(hostile_jsonl, demo_jsonl, tmp_path):
+    """Markup in tool names, ids and values of either run stays text on the comparison page, and
+    the page fetches nothing."""
+    page = tmp_path / "diff.html"
+    done = cli("diff", str(hostile_jsonl), str(demo_jsonl), "--html", str(page))
+    assert done.returncode == 1, done.stderr
+    html = page.read_text()
+    assert "<script>document.body" not in html
+    outside_data = re.sub(r'<script type="application/json".*?</script>', "", html, flags=re.S)
+    assert "http://" not in outside_data and "https://" not in outside_data
+    assert " src=" not in outside_data and " href=" not in outside_data
+    assert "Content-Security-Policy" in outside_data
+    with Browser(page) as browser:
+        _no_script_error(browser)
+        cells = _texts(browser, "#compare .aligned td.step.a")
+        assert any("</script><script>" in cell for cell in cells)  # the hostile tool's name, as text
+        for row in range(len(_all(browser, "#compare .aligned tr[data-op]", "1"))):
+            browser.click(f"#compare .aligned tr[data-op]:nth-of-type({row + 2}) td.op")
+        for view in ("a", "b", "compare"):
+            browser.click(f'.apptabs button[data-view="{view}"]')
+        assert browser.js("document.body.hasAttribute('data-pwned')") is False
+        assert browser.js("document.querySelectorAll('#app script, #app img').length") == 0
