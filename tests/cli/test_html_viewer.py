@@ -105,6 +105,11 @@ def test_a_model_call_as_chat_bubbles_its_tool_call_linked_to_the_span(checkpoin
         tool_span = tools[call["id"]]
         calls = _texts(browser, f'.conversation .msg[data-message-id="{ids[-1]}"] .call')
         assert calls and calls[0].startswith(f"→ {call['function']['name']}(")
+        (result,) = _texts(browser, f'.conversation .msg[data-message-id="{ids[-1]}"] .call-result')
+        wanted = tool_span.content["tool_result"]  # what the tool gave back, from its span
+        assert result[2:].rstrip("…") in (
+            wanted if isinstance(wanted, str) else json.dumps(wanted, separators=(",", ":"))
+        )
         browser.click(f'.conversation .msg[data-message-id="{ids[-1]}"] .call [data-goto-span]')
         assert browser.js("document.querySelector('.run').getAttribute('data-selected')") == tool_span.span_id
         # the tool's span shows its arguments and result
@@ -188,6 +193,10 @@ def test_a_shareable_file_shows_lengths_and_hashes_never_text(shareable_zip, che
         browser.click('.conversation .snaps button[data-snapshot="1"]')
         (digest,) = _texts(browser, f'.conversation .msg[data-message-id="{system["id"]}"] .digest')
         assert f"{system['content_chars']} characters, sha256 {system['content_sha256'][:12]}" in digest
+        # what the tool gave back is in its span, in this tier too: shown under the call
+        tool = next(s for s in shared.spans if s.name == "execute_tool list_files")
+        (result,) = _texts(browser, ".conversation .call-result")
+        assert result == "⇐ " + json.dumps(tool.content["tool_result"], separators=(",", ":"))
 
 
 def test_search_filters_events_tokens_and_the_trace_id(checkpoint, tmp_path):

@@ -92,6 +92,7 @@ HEAD = r"""<!DOCTYPE html>
   .msg.role-system { background: #fff8e1; max-width: 100%; font-size: 12px; }
   .msg.role-tool { background: #fff1e3; border-left: 3px solid var(--tool); }
   .msg.output { outline: 2px solid #4c78d8; }
+  .call-result { color: #5b6273; margin-top: 3px; }
   .call { margin-top: 5px; padding: 4px 6px; background: #fff; border: 1px solid #e2e5ec; border-radius: 6px; font-family: ui-monospace, monospace; font-size: 12px; word-break: break-all; }
   #compare { padding: 12px 16px; overflow: auto; flex: 1; min-height: 0; display: grid;
              grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 20px; align-items: start; }
@@ -634,7 +635,12 @@ window.addEventListener("error", function (ev) {
         line.setAttribute("data-call-id", String(call.id));
         line.appendChild(document.createTextNode("\u2192 " + call.name + "(" + oneLine(call.arguments, 300) + ") "));
         var span = byCall[call.id];
-        if (span) line.appendChild(spanLink(span, "span \u203a"));
+        if (span) {
+          line.appendChild(spanLink(span, "span \u203a"));
+          var c = span.content || {};  // what the tool gave back, from its span (either tier)
+          if (c.tool_result !== undefined) line.appendChild(el("div", "call-result", "\u21d0 " + oneLine(c.tool_result, 300)));
+          if (span.status === "ERROR") line.appendChild(el("div", "err", "ERROR " + oneLine(span.status_description || "", 300)));
+        }
         box.appendChild(line);
       });
       if (m.tool_call_id !== null && m.tool_call_id !== undefined) {
