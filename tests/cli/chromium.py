@@ -202,6 +202,17 @@ class Browser:
         for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
             self.send("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
 
+    def click_at(self, selector: str, across: float) -> None:
+        """A left click ``across`` (0–1) the element's width, half way down."""
+        box = self.js(
+            f"(function () {{ var r = document.querySelector({json.dumps(selector)}).getBoundingClientRect();"
+            " return [r.left, r.width, r.top + r.height / 2]; })()"
+        )
+        assert isinstance(box, list)
+        x, y = box[0] + box[1] * across, box[2]
+        for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
+            self.send("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
+
     def drag(self, selector: str, start: float, end: float) -> None:
         """Press at ``start`` (0–1 of the element's width) and release at ``end``."""
         box = self.js(

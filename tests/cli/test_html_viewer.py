@@ -620,3 +620,19 @@ def test_diff_html_of_a_hostile_run_fetches_nothing_and_runs_nothing(hostile_jso
             browser.click(f'.apptabs button[data-view="{view}"]')
         assert browser.js("document.body.hasAttribute('data-pwned')") is False
         assert browser.js("document.querySelectorAll('#app script, #app img').length") == 0
+
+
+def test_the_conversation_at_any_time_from_the_time_axis(checkpoint, tmp_path):
+    """A click on the time axis: the conversation as it stood then (nothing before the first
+    model call; everything after the last)."""
+    session = oat.load_session(checkpoint)
+    chats = sorted((s for s in session.spans if s.name.startswith("chat ")), key=lambda s: s.end_ns)
+    last = chats[-1].content["input_message_ids"] + chats[-1].content["output_message_ids"]
+    with Browser(_page(tmp_path, str(checkpoint))) as browser:
+        browser.click_at(".axis .ticks", 0.955)
+        assert browser.js("document.querySelector('.conversation').hidden") is False
+        assert "as it stood at" in browser.js("document.querySelector('.conv-title').textContent")
+        assert _all(browser, ".conversation .msg", "n.getAttribute('data-message-id')") == last
+        assert browser.js("document.querySelector('.cursor').hidden") is False
+        browser.click_at(".axis .ticks", 0.002)
+        assert _all(browser, ".conversation .msg", "1") == []

@@ -421,6 +421,7 @@ window.addEventListener("error", function (ev) {
         mark.addEventListener("click", function (ev) { ev.stopPropagation(); showSnapshot(t); });
         ticks.appendChild(mark);
       });
+      ticks.title = "click: the conversation as it stood at that time";
       placeCursor();
       axisLabel.textContent = v0 > 0 || v1 < total ? "zoomed: +" + fmtDur(v0) + " \u2026 +" + fmtDur(v1) : "whole run";
       section.setAttribute("data-zoom", v0 + "-" + v1);
@@ -685,13 +686,15 @@ window.addEventListener("error", function (ev) {
       conv.appendChild(list);
       conv.setAttribute("data-messages-shown", String(ids.length));
     }
-    function placeCursor() {  // the current snapshot's time, a line down the chart
-      var t = run.snapshot, at = t ? pos(t.at) : -1;
-      cursor.hidden = !t || at < 0 || at > 100;
+    function placeCursor() {  // the time of the conversation shown, a line down the chart
+      var t = run.cursorAt, at = t === null || t === undefined ? -1 : pos(t);
+      cursor.hidden = at < 0 || at > 100;
       if (!cursor.hidden) cursor.style.left = "calc(var(--tree) + (100% - var(--tree)) * " + (at / 100) + ")";
+      section.setAttribute("data-cursor-at", cursor.hidden ? "" : String(Math.round(t)));
     }
-    function markSnapshot(t) {
+    function markSnapshot(t, at) {
       run.snapshot = t;
+      run.cursorAt = t ? t.at : at;
       placeCursor();
       var owner = t ? (t.span && byId[t.span]) || (t.parent && byEntry[t.parent]) || null : null;
       Array.prototype.forEach.call(rows.querySelectorAll(".row.snap-owner"), function (r) { r.classList.remove("snap-owner"); });
@@ -716,6 +719,19 @@ window.addEventListener("error", function (ev) {
         renderConversation("The messages up to +" + fmtDur(span.end), messagesUntil(span.end), 0, null);
       }
     }
+    function showTime(time) {  // the conversation as it stood at any time of the run
+      markSnapshot(null, time);
+      var t = turnAt(time);
+      var what = !t ? "" : t.kind === "snapshot" ? " (snapshot #" + t.snapshot_id + ")" : byId[t.span] ? " (after " + byId[t.span].name + ")" : "";
+      renderConversation("The conversation as it stood at +" + fmtDur(time) + what,
+        listed ? (t ? turnIds(t) : []) : messagesUntil(time), 0, null);
+      tab("conversation");
+    }
+    ticks.addEventListener("click", function (ev) {
+      var r = ticks.getBoundingClientRect();
+      showTime(v0 + (v1 - v0) * Math.max(0, (ev.clientX - r.left) / Math.max(r.width, 1)) * 100 / 96);
+    });
+    ticks.style.cursor = "pointer";
     function showSnapshot(t) {
       markSnapshot(t);
       var owner = (t.span && byId[t.span]) || (t.parent && byEntry[t.parent]) || null;
