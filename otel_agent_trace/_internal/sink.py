@@ -13,15 +13,42 @@ from otel_agent_trace._internal.guard import internal_error
 
 
 class Recorder(Protocol):
+    """What capture code and the span processor use of the active recorder (a
+    ``recording.recorder.SessionRecorder``)."""
+
     session_id: str
+
+    def on_span_start(self, span: Any) -> None: ...
+
+    def on_span_end(self, span: Any) -> None: ...
 
     def attach_content(self, span: Any, content: dict[str, Any]) -> None: ...
 
-    def record_event(self, span: Any, name: str, attributes: dict[str, Any] | None = None) -> bool: ...
+    def record_event(
+        self, span: Any, name: str, attributes: dict[str, Any] | None = None, *, sys_layer: bool = False
+    ) -> bool: ...
 
     def record_message(self, role: str, content: Any, span: Any = None, **extra: Any) -> str | None: ...
 
-    def snapshot(self, description: str = "", **state: Any) -> int: ...
+    def snapshot(
+        self,
+        description: str = "",
+        *,
+        messages: list[Any] | None = None,
+        system_prompt: str | None = None,
+        state: dict[str, Any] | None = None,
+        last_query: Any = None,
+        last_result: Any = None,
+        model_info: dict[str, Any] | None = None,
+        tools_loaded: list[str] | None = None,
+        span: Any = None,
+        auto: bool = False,
+        span_messages: tuple[list[Any], list[Any]] | None = None,
+    ) -> int: ...
+
+    def parent_entries(self, span_id: int | None) -> dict[str, str]: ...
+
+    def flush(self) -> None: ...
 
     def stop(self) -> list[str]: ...
 

@@ -240,7 +240,7 @@ def _wrap(fn: F, kind: str, name: str | None, attrs: dict[str, Any]) -> F:
 
 
 @overload
-def agent(fn: F) -> F: ...
+def agent(fn: F, /) -> F: ...
 @overload
 def agent(
     name: str | None = None,
@@ -280,7 +280,7 @@ def agent(
 
 
 @overload
-def tool(fn: F) -> F: ...
+def tool(fn: F, /) -> F: ...
 @overload
 def tool(
     name: str | None = None,

@@ -229,7 +229,8 @@ class ForwardingSpanProcessor(BatchSpanProcessor):
 
     def on_end(self, span: ReadableSpan) -> None:
         try:
-            if self._closed or not span.context.trace_flags.sampled:
+            ctx = span.context
+            if self._closed or ctx is None or not ctx.trace_flags.sampled:
                 return
             queue, bound = self._queue_state()
             self.received_spans += 1

@@ -5,9 +5,9 @@ recognised by position (compared in C) or by key, without hashing it again."""
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from itertools import chain, compress, repeat
-from typing import Any
+from typing import Any, cast
 
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace._internal.own_messages import OwnMessages
@@ -175,7 +175,8 @@ def message_keys(messages: list[Any]) -> list[Any]:
         keys = list(map(tuple, map(dict.items, messages)))
     except TypeError:  # not all dicts
         return [message_keys([m])[0] if type(m) is dict else None for m in messages]
-    if _STR_OR_NONE.issuperset(chain.from_iterable(map(map, repeat(type), map(dict.values, messages)))):
+    types = cast("Iterable[Iterable[type]]", map(map, repeat(type), map(dict.values, messages)))
+    if _STR_OR_NONE.issuperset(chain.from_iterable(types)):  # (all in C)
         return keys
     return [
         key if _STR_OR_NONE.issuperset(map(type, message.values())) else frozen(message)

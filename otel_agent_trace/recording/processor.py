@@ -62,7 +62,7 @@ class SessionSpanProcessor(SpanProcessor):
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
         try:
-            rec = sink._active  # the module global itself: this runs for every span
+            rec: Any = sink._active  # the module global itself: this runs for every span
             if type(rec) is not SessionRecorder:
                 rec = self._recorder()
                 if rec is None:
@@ -74,7 +74,7 @@ class SessionSpanProcessor(SpanProcessor):
 
     def on_end(self, span: ReadableSpan) -> None:
         try:
-            rec = sink._active
+            rec: Any = sink._active
             if type(rec) is SessionRecorder or active_recorder() is not None:
                 rec.on_span_end(span)
         except Exception as exc:
@@ -101,8 +101,13 @@ def add_session_processor(provider: Any) -> bool:
         return False
     for proc in sdk_compat.span_processors(provider):
         if isinstance(proc, SessionSpanProcessor):
-            provider._agent_trace_recording = True
+            _mark(provider)
             return False
     provider.add_span_processor(SessionSpanProcessor())
-    provider._agent_trace_recording = True
+    _mark(provider)
     return True
+
+
+def _mark(provider: Any) -> None:
+    """Mark an SDK provider as one whose spans are recorded (an attribute of ours on its object)."""
+    provider._agent_trace_recording = True

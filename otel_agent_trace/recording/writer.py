@@ -267,7 +267,7 @@ class TierWriter:
         (``fmt.SPAN_IDENTITY_ATTRIBUTES``) that the latest such entry of the same name had, naming
         it (``like``); one it had that this span does not is written ``null``. Remembers this
         entry's for the next. (Spans without content, whose attributes rarely repeat, skip it.)"""
-        attrs = entry.get("attributes")
+        attrs: dict[str, Any] = entry.get("attributes") or _NONE
         if attrs:  # (found and taken in C: a span has a few of these among many attributes)
             present = tuple(filter(attrs.__contains__, _IDENTITY))
             carried = dict(zip(present, map(attrs.__getitem__, present), strict=True)) if present else _NONE
@@ -292,7 +292,7 @@ class TierWriter:
             same = [k for k, v in carried.items() if k in before and before[k] == v]
             if len(same) < 2:
                 return
-        written = dict(attrs)  # type: ignore[arg-type]  # (its order kept, less what is said before)
+        written = dict(attrs)  # (its order kept, less what is said before)
         for key in same:
             del written[key]
         if not unchanged:

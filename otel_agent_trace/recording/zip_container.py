@@ -64,7 +64,8 @@ def discard_unfinished() -> None:
 
 def member(name: str, stamp: time.struct_time, size: int) -> zipfile.ZipInfo:
     """A member of ``size`` bytes (or of a session of ``size``, whichever is bigger)."""
-    info = zipfile.ZipInfo(name, date_time=tuple(stamp)[:6])
+    when = (stamp.tm_year, stamp.tm_mon, stamp.tm_mday, stamp.tm_hour, stamp.tm_min, stamp.tm_sec)
+    info = zipfile.ZipInfo(name, date_time=when)
     if size > STORE_ABOVE:
         info.compress_type = zipfile.ZIP_STORED
     else:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import Any, cast
 
 from .schema import (
     FORMAT_VERSION,
@@ -75,16 +75,16 @@ def mapping(raw: dict[str, Any], key: str) -> dict[str, Any] | None:
     value = raw.get(key)
     if value is not None and not isinstance(value, dict):
         raise BadEntry(f"{key!r} is {type(value).__name__}, not an object")
-    return value
+    return cast("dict[str, Any] | None", value)
 
 
 def strings(raw: dict[str, Any], key: str) -> list[str] | None:
     value = raw.get(key)
     if value is None:
         return None
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in cast("list[Any]", value)):
         raise BadEntry(f"{key!r} is {_shown(value)}, not a list of ids")
-    return value
+    return cast("list[str]", value)
 
 
 def _shown(value: Any) -> str:
@@ -223,22 +223,24 @@ def _well_typed(raw: dict[str, Any]) -> bool:
     if attributes is not None:
         if type(attributes) is not dict:
             return False
-        _interpreted(attributes)
+        _interpreted(cast("dict[str, Any]", attributes))
     if kind != SPAN_END:
         return True
     duration, status, content = get("duration_ns"), get("status"), get("content")
     if duration is not None and type(duration) is not int:
         return False
-    if status is not None and (type(status) is not dict or type(status.get("code", "")) is not str):
-        return False
-    if status is not None and type(status.get("description", "")) is not str:
-        return False
+    if status is not None:
+        if type(status) is not dict:
+            return False
+        fields = cast("dict[str, Any]", status)
+        if type(fields.get("code", "")) is not str or type(fields.get("description", "")) is not str:
+            return False
     if content is None:
         return True
     if type(content) is not dict:
         return False
     for key in ("input_message_ids", "output_message_ids"):
-        ids = content.get(key)
+        ids: list[Any] | None = cast("dict[str, Any]", content).get(key)
         if ids is not None and (type(ids) is not list or not all(type(i) is str for i in ids)):
             return False
     return True

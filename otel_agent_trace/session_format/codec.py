@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -14,10 +14,10 @@ _OPTS = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 def json_default(value: Any) -> Any:
     """Make any value JSON: bytes are summarised, unknown objects become their repr (never fail)."""
     if isinstance(value, (bytes, bytearray, memoryview)):
-        raw = bytes(value)
+        raw = bytes(cast("bytes", value))
         return {"$bytes": len(raw), "sha256": hashlib.sha256(raw).hexdigest()}
     if isinstance(value, (set, frozenset)):
-        return sorted(repr(v) for v in value)
+        return sorted(repr(v) for v in cast("set[Any]", value))
     if isinstance(value, Path):
         return str(value)
     if hasattr(value, "model_dump"):
@@ -34,13 +34,14 @@ def json_default(value: Any) -> Any:
             pass
     if isinstance(value, (tuple, list)) or hasattr(value, "__iter__") and not isinstance(value, str):
         try:
-            return list(value)
+            return list(cast("list[Any]", value))
         except Exception:
             pass
+    shown = cast(object, value)  # (whatever it is: not narrowed by the tests above)
     try:
-        text = repr(value)
+        text = repr(shown)
     except Exception:  # a broken __repr__ must not lose the entry
-        text = f"<{type(value).__name__} object>"
+        text = f"<{type(shown).__name__} object>"
     return text if len(text) <= 2000 else text[:2000] + "…"
 
 
@@ -64,9 +65,9 @@ def _stringify(value: Any, depth: int = 0) -> Any:
     if depth > 40:
         return "<too deep>"
     if isinstance(value, dict):
-        return {_utf8(str(k)): _stringify(v, depth + 1) for k, v in value.items()}
+        return {_utf8(str(k)): _stringify(v, depth + 1) for k, v in cast("dict[Any, Any]", value).items()}
     if isinstance(value, (list, tuple)):
-        return [_stringify(v, depth + 1) for v in value]
+        return [_stringify(v, depth + 1) for v in cast("list[Any]", value)]
     if isinstance(value, str):
         return _utf8(value)
     if value is None or isinstance(value, (bool, float)):

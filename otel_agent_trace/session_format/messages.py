@@ -5,7 +5,7 @@ readers (diff, resume), so they live with the format and import no SDK and no Op
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 
 def parse_arguments(arguments: Any) -> Any:
@@ -25,12 +25,14 @@ def text_of(content: Any) -> str | None:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        texts = []
-        for part in content:
+        texts: list[str] = []
+        parts = cast("list[Any]", content)
+        for part in parts:
             if isinstance(part, str):
                 texts.append(part)
             elif isinstance(part, dict):
-                text = part.get("text")
+                block = cast("dict[str, Any]", part)
+                text = block.get("text")
                 if isinstance(text, str):
                     texts.append(text)
         return "".join(texts) if texts else None
@@ -39,10 +41,11 @@ def text_of(content: Any) -> str | None:
 
 def openai_chat_to_semconv(messages: list[Any]) -> list[dict[str, Any]]:
     """Chat messages as GenAI semconv messages (``role`` + ``parts``)."""
-    out = []
-    for m in messages:
-        if not isinstance(m, dict):
+    out: list[dict[str, Any]] = []
+    for raw in messages:
+        if not isinstance(raw, dict):
             continue
+        m = cast("dict[str, Any]", raw)
         role = m.get("role", "user")
         parts: list[dict[str, Any]] = []
         if role == "tool":
@@ -54,15 +57,17 @@ def openai_chat_to_semconv(messages: list[Any]) -> list[dict[str, Any]]:
             if isinstance(content, str):
                 parts.append({"type": "text", "content": content})
             elif isinstance(content, list):
-                for p in content:
-                    if isinstance(p, dict) and p.get("type") == "text":
-                        parts.append({"type": "text", "content": p.get("text")})
+                pieces = cast("list[Any]", content)
+                for p in pieces:
+                    piece = cast("dict[str, Any]", p) if isinstance(p, dict) else {}
+                    if piece.get("type") == "text":
+                        parts.append({"type": "text", "content": piece.get("text")})
                     else:
-                        parts.append(
-                            {"type": (p or {}).get("type", "unknown") if isinstance(p, dict) else "unknown"}
-                        )
-            for call in m.get("tool_calls") or ():
-                fn = call.get("function") or {}
+                        kind = piece.get("type", "unknown") if isinstance(p, dict) else "unknown"
+                        parts.append({"type": kind})
+            calls: list[Any] = m.get("tool_calls") or []
+            for call in calls:
+                fn: dict[str, Any] = call.get("function") or {}
                 parts.append(
                     {
                         "type": "tool_call",
@@ -81,9 +86,10 @@ def openai_chat_to_semconv(messages: list[Any]) -> list[dict[str, Any]]:
 def openai_responses_to_semconv(items: list[Any]) -> list[dict[str, Any]]:
     """Responses input/output items as GenAI semconv messages."""
     out: list[dict[str, Any]] = []
-    for item in items:
-        if not isinstance(item, dict):
+    for raw in items:
+        if not isinstance(raw, dict):
             continue
+        item = cast("dict[str, Any]", raw)
         kind = item.get("type", "message")
         if kind == "function_call":
             part = {
@@ -106,16 +112,18 @@ def openai_responses_to_semconv(items: list[Any]) -> list[dict[str, Any]]:
 
 def anthropic_to_semconv(messages: list[Any]) -> list[dict[str, Any]]:
     """Anthropic messages as GenAI semconv messages (``role`` + ``parts``)."""
-    out = []
-    for m in messages:
-        if not isinstance(m, dict):
+    out: list[dict[str, Any]] = []
+    for raw in messages:
+        if not isinstance(raw, dict):
             continue
+        m = cast("dict[str, Any]", raw)
         content = m.get("content")
         parts: list[dict[str, Any]] = []
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
-        for b in blocks:
-            if not isinstance(b, dict):
+        blocks: Any = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        for block in blocks:
+            if not isinstance(block, dict):
                 continue
+            b = cast("dict[str, Any]", block)
             kind = b.get("type")
             if kind == "text":
                 parts.append({"type": "text", "content": b.get("text")})
@@ -145,10 +153,11 @@ def anthropic_to_semconv(messages: list[Any]) -> list[dict[str, Any]]:
 
 def langchain_to_semconv(messages: list[Any]) -> list[dict[str, Any]]:
     """LangChain message dicts (``role``, ``content``, ``tool_calls``) as semconv messages."""
-    out = []
-    for m in messages:
-        if not isinstance(m, dict):
+    out: list[dict[str, Any]] = []
+    for raw in messages:
+        if not isinstance(raw, dict):
             continue
+        m = cast("dict[str, Any]", raw)
         parts: list[dict[str, Any]] = []
         content = m.get("content")
         if m.get("role") == "tool":
@@ -157,12 +166,16 @@ def langchain_to_semconv(messages: list[Any]) -> list[dict[str, Any]]:
             if content:
                 parts.append({"type": "text", "content": content})
         elif isinstance(content, list):
-            for p in content:
+            pieces = cast("list[Any]", content)
+            for p in pieces:
                 if isinstance(p, str):
                     parts.append({"type": "text", "content": p})
-                elif isinstance(p, dict) and p.get("type") == "text":
-                    parts.append({"type": "text", "content": p.get("text")})
-        for call in m.get("tool_calls") or ():
+                elif isinstance(p, dict):
+                    piece = cast("dict[str, Any]", p)
+                    if piece.get("type") == "text":
+                        parts.append({"type": "text", "content": piece.get("text")})
+        calls: Any = m.get("tool_calls") or ()
+        for call in calls:
             parts.append(
                 {
                     "type": "tool_call",

@@ -15,13 +15,13 @@ import re
 import stat
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from io import BytesIO
 from operator import length_hint
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 import orjson
 
@@ -79,8 +79,15 @@ class ReadIssue:
 # a line continued from the previous chunk, a line longer than the cap, blank lines, the last line.
 
 
+class Readable(Protocol):
+    """What the line reader reads from: a file opened in binary mode, or anything with its
+    ``read``."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
 def _blocks(
-    stream: IO[bytes], path: str, max_line: int, careful: list[bool]
+    stream: Readable, path: str, max_line: int, careful: list[bool]
 ) -> Iterator[tuple[int, list[bytes | None], bool]]:
     """``(number, lines, ended)`` for the lines of the stream a chunk at a time: ``lines`` are the
     text of lines ``number``, ``number + 1``, ... (with or without their newline; ``None`` for a
@@ -199,7 +206,7 @@ def _sparse_lines(block: bytes, number: int) -> Iterator[tuple[int, bytes]]:
         pos = end + 1
 
 
-def _read(stream: IO[bytes], path: str, line: int) -> bytes:
+def _read(stream: Readable, path: str, line: int) -> bytes:
     try:
         return stream.read(_CHUNK)
     except OSError as exc:
@@ -213,7 +220,7 @@ _UNDECIDED: Any = object()  # the file's version is told from its first entry
 
 
 def _entries(
-    opened: AbstractContextManager[tuple[IO[bytes], str]],
+    opened: AbstractContextManager[tuple[Readable, str]],
     issues: list[ReadIssue] | None,
     strict: bool,
     max_line: int,
@@ -232,6 +239,7 @@ def _entries(
         for base, lines, ended in _blocks(stream, path, max_line, careful):
             rest = iter(lines)
             for raw in rest:
+                entry: dict[str, Any] | None  # (a JSON value: the type is checked just below)
                 try:
                     entry = loads(raw)  # type: ignore[arg-type]
                 except decode_error:
@@ -298,6 +306,7 @@ def _bad_line(
             raw = raw[:-1]
         if number == 1 and raw.startswith(_BOM):
             raw = raw[len(_BOM) :]
+        entry: dict[str, Any] | None  # (a JSON value: the type is checked below)
         try:
             entry = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
@@ -327,6 +336,7 @@ class LineReader:
         holds more than :data:`MAX_LINE_VALUES` values)."""
         if _dense(raw) is not raw:
             return None
+        entry: dict[str, Any] | None  # (a JSON value: the type is checked below)
         try:
             entry = orjson.loads(raw)
         except orjson.JSONDecodeError:
@@ -343,7 +353,7 @@ class LineReader:
 
 
 def iter_lines(
-    stream: IO[bytes],
+    stream: Readable,
     path: str,
     *,
     issues: list[ReadIssue] | None = None,
@@ -480,7 +490,7 @@ class SessionArchive:
         return info
 
     @contextmanager
-    def open_member(self, name: str, cap: int) -> Iterator[IO[bytes]]:
+    def open_member(self, name: str, cap: int) -> Generator[IO[bytes], None, None]:
         info = self.member(name, cap)
         if info is None:
             raise SessionFormatError(self.path, None, f"ZIP has no {name}")
@@ -554,7 +564,7 @@ class Source:
 
 
 @contextmanager
-def open_source(path: str | os.PathLike[str]) -> Iterator[Source]:
+def open_source(path: str | os.PathLike[str]) -> Generator[Source, None, None]:
     """Open a JSONL file, a session ZIP (told apart by their first bytes) or a directory holding an
     unpacked session ZIP (its ``events.jsonl`` and the other members beside it)."""
     path = Path(path)
@@ -583,7 +593,7 @@ def open_source(path: str | os.PathLike[str]) -> Iterator[Source]:
 
 
 @contextmanager
-def open_events(path: str | os.PathLike[str]) -> Iterator[tuple[IO[bytes], str]]:
+def open_events(path: str | os.PathLike[str]) -> Generator[tuple[IO[bytes], str], None, None]:
     """The session tree stream of a JSONL file or a session ZIP, with a name for messages."""
     with open_source(path) as source:
         yield source.stream, source.name
@@ -610,7 +620,7 @@ def child_files(
     ``<session>.p<pid>[.checkpoint].jsonl`` beside it. A name that is not a regular file (a FIFO,
     a directory, a dangling symlink) is left out, noted in ``issues``: one bad child never makes
     its parent session unreadable (nor blocks on a FIFO)."""
-    children = []
+    children: list[Path] = []
     checkpoint_tail = CHECKPOINT_SUFFIX + JSONL_SUFFIX
     for path in directory.glob(f"{session_id}.p*{JSONL_SUFFIX}"):
         is_checkpoint = path.name.endswith(checkpoint_tail)
@@ -622,7 +632,7 @@ def child_files(
 def regular_files(paths: list[Path], issues: list[ReadIssue] | None = None) -> list[Path]:
     """The ``paths`` that are regular files (through symlinks); the others are left out, each
     noted in ``issues`` (``<path>: a FIFO, not a session file; skipped``)."""
-    out = []
+    out: list[Path] = []
     for path in paths:
         try:
             mode = os.stat(path).st_mode
@@ -651,6 +661,6 @@ def iter_files(paths: list[Path], issues: list[ReadIssue] | None = None) -> Iter
 
 
 @contextmanager
-def _regular(path: Path) -> Iterator[tuple[IO[bytes], str]]:
+def _regular(path: Path) -> Generator[tuple[IO[bytes], str], None, None]:
     with open_regular(path) as stream:
         yield stream, str(path)

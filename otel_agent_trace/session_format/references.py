@@ -167,16 +167,21 @@ def expand(keep: Any, add: Any, base: Any) -> list[Any] | None:
     docstring); ``None`` when they do not resolve exactly: ``base`` or ``add`` not a list,
     ``keep`` out of range, a run not a pair of increasing ints within the base, a run starting
     before the end of the one before."""
-    if type(base) is not list or type(add) is not list:
+    # (JSON values, as declared here: each type is checked before it is relied on)
+    ids: list[Any] | None = base
+    added: list[Any] | None = add
+    kept: int | list[Any] | None = keep
+    if type(ids) is not list or type(added) is not list:
         return None
-    if type(keep) is int:
-        return base[:keep] + add if 0 <= keep <= len(base) else None
-    if type(keep) is not list:
+    if type(kept) is int:
+        return ids[:kept] + added if 0 <= kept <= len(ids) else None
+    if type(kept) is not list:
         return None
     out: list[Any] = []
     end = 0  # where the last run ended
-    length = len(base)
-    for piece in keep:
+    length = len(ids)
+    for item in kept:
+        piece: str | list[Any] | None = item
         if type(piece) is str:
             out.append(piece)
             continue
@@ -185,7 +190,7 @@ def expand(keep: Any, add: Any, base: Any) -> list[Any] | None:
         start, stop = piece
         if type(start) is not int or type(stop) is not int or not end <= start < stop <= length:
             return None
-        out += base[start:stop]
+        out += ids[start:stop]
         end = stop
-    out += add
+    out += added
     return out

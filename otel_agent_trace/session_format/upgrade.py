@@ -67,7 +67,7 @@ def compact_version(entry: dict[str, Any]) -> bool:
     """Whether a root entry starts a file written in format 1.2 or a later 1.x."""
     if entry.get("type") not in _ROOTS:
         return False
-    meta = entry.get("metadata")
+    meta: dict[str, Any] | None = entry.get("metadata")
     if type(meta) is not dict or meta.get("format") not in (FORMAT_NAME, None):
         return False
     version = meta.get("format_version")
@@ -111,7 +111,7 @@ class Upgrade:
         (a child file's, in a ZIP's ``events.jsonl``) starts the state again, or, when its file
         is not 1.2 or later, ends the upgrade: ``False``, and that entry and the rest are read as they are."""
         kind = entry.get("type")
-        if kind.__class__ is not str:
+        if type(kind) is not str:
             return True  # (the reader's checks name the line)
         handler = self._kinds.get(kind)
         if handler is not None:
@@ -129,7 +129,7 @@ class Upgrade:
         the latest span entry of its name (``like``), the root's ``span_attributes``."""
         if "parent_span_id" not in entry:
             entry["parent_span_id"] = None
-        attributes = entry.get("attributes")
+        attributes: dict[str, Any] | None = entry.get("attributes")
         like = entry.pop("like", None)
         name = entry.get("name")
         if type(name) is str and "content" in entry:
@@ -146,7 +146,7 @@ class Upgrade:
             if previous is None and len(names) >= SPAN_NAMES_REMEMBERED:
                 names.clear()
             keys = SPAN_IDENTITY_ATTRIBUTES.intersection(attributes) if type(attributes) is dict else ()
-            names[name] = (entry.get("id"), {k: attributes[k] for k in keys} if keys else {})  # type: ignore[index]
+            names[name] = (entry.get("id"), {k: attributes[k] for k in keys} if attributes and keys else {})
         if not self.defaults:
             return
         if type(attributes) is not dict:
@@ -163,13 +163,13 @@ class Upgrade:
         if len(self.open) >= _MAX_OPEN:
             self.open.clear()
         entry_id = entry.get("id")
-        if entry_id.__class__ is str:  # (another type: the reader's checks name the line)
+        if type(entry_id) is str:  # (another type: the reader's checks name the line)
             self.open[entry_id] = entry
 
     def _under(self, entry: dict[str, Any]) -> dict[str, Any] | None:
         """The start entry of the open span ``entry`` hangs under, if any."""
         parent = entry.get("parent_id")
-        return self.open.get(parent) if parent.__class__ is str else None
+        return self.open.get(parent) if type(parent) is str else None
 
     def _end(self, entry: dict[str, Any]) -> None:
         start = self._under(entry)
@@ -178,17 +178,17 @@ class Upgrade:
         self._attributes(entry)
         if "status" not in entry:
             entry["status"] = dict(STATUS_UNSET)
-        content = entry.get("content")
+        content: dict[str, Any] | None = entry.get("content")
         if type(content) is dict:
             for key in MESSAGE_ID_LISTS:
-                ids = content.get(key)
+                ids: dict[str, Any] | None = content.get(key)
                 if type(ids) is dict:
                     content[key] = self._ids(ids)
-            same = content.pop("same", None)
+            same: list[Any] | None = content.pop("same", None)
             carried = self.content
             if type(same) is list:
                 for key in same:
-                    if key.__class__ is str and key in carried:
+                    if type(key) is str and key in carried:
                         content[key] = carried[key]
             for key in CONTENT_CARRIED:
                 if key in content:
@@ -226,7 +226,7 @@ class Upgrade:
                 for key in SNAPSHOT_CARRIED:
                     if key not in entry and key in prev:
                         entry[key] = prev[key]
-        ids = entry.get("message_ids")
+        ids: dict[str, Any] | list[Any] | None = entry.get("message_ids")
         if type(ids) is dict:
             ids = entry["message_ids"] = self._ids(ids)
         if "messages_count" not in entry and type(ids) is list:

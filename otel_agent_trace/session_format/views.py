@@ -37,7 +37,7 @@ def message_view(entry: Mapping[str, Any] | None, entry_id: str = "") -> dict[st
     pop = view.pop
     for key in _NOT_IN_VIEW:
         pop(key, None)
-    own = entry.get(MESSAGE_OWN_KEYS)
+    own: dict[str, Any] | None = entry.get(MESSAGE_OWN_KEYS)
     if isinstance(own, dict):
         view.update(own)
     return view
@@ -46,7 +46,8 @@ def message_view(entry: Mapping[str, Any] | None, entry_id: str = "") -> dict[st
 def model_info_view(raw: Any) -> dict[str, Any]:
     """``model_info`` with DevDuck's three keys first (``type``, ``model_id``, ``provider``), then
     whatever else was recorded."""
-    raw = raw if isinstance(raw, dict) else {}
+    fields: dict[str, Any] | None = raw
+    raw = fields if isinstance(fields, dict) else {}
     out = {
         "type": raw.get("type"),
         "model_id": raw.get("model_id") or raw.get("model"),
@@ -114,10 +115,10 @@ def resolve_snapshots(
         if "agent_message_ids" not in snapshot:
             out.append(dict(snapshot))
             continue
-        ids = snapshot["agent_message_ids"]
-        if isinstance(ids, dict):
-            ids = expand(ids.get("keep"), ids.get("add"), previous) or []
-        ids = [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
+        listed: dict[str, Any] | list[Any] | None = snapshot["agent_message_ids"]
+        if isinstance(listed, dict):
+            listed = expand(listed.get("keep"), listed.get("add"), previous) or []
+        ids: list[str] = [i for i in listed if isinstance(i, str)] if isinstance(listed, list) else []
         previous = ids
         resolved = _views_of(ids, messages, views)
         view: dict[str, Any] = {}
@@ -134,7 +135,7 @@ def _views_of(
     ids: list[str], messages: Mapping[str, Mapping[str, Any]], views: dict[str, dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """The :func:`message_view` of each id, each made once and kept in ``views`` (shared)."""
-    out = []
+    out: list[dict[str, Any]] = []
     for i in ids:
         view = views.get(i)
         if view is None:
@@ -145,7 +146,7 @@ def _views_of(
 
 def _message_ids(entry: Mapping[str, Any]) -> list[str]:
     """A snapshot's message ids, the ``str`` ones (a copy: all are, most often, found in C)."""
-    ids = entry.get("message_ids")
+    ids: list[Any] | None = entry.get("message_ids")
     if not isinstance(ids, list):
         return []
     if _STR_ONLY.issuperset(map(type, ids)):
@@ -231,7 +232,7 @@ def build_snapshots(
         if entry.get("type") == SNAPSHOT:
             snapshots.append((entry, since))
             since = 0
-            ids = entry.get("message_ids")
+            ids: list[Any] | None = entry.get("message_ids")
             if isinstance(ids, list):
                 needed.update(i for i in ids if isinstance(i, str))
         else:

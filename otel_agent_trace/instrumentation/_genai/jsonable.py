@@ -5,8 +5,9 @@ from __future__ import annotations
 import bisect
 import copy
 import operator
+from collections.abc import Iterable
 from itertools import chain, compress, repeat
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -291,7 +292,8 @@ def _flat(messages: list[Any]) -> list[bool]:
     """Whether each message is a dict of ``str`` keys and scalar values (its copy in C is a copy of
     ours), found in C when all are dicts."""
     try:  # (dict.values raises for a value that is not a dict, before anything is iterated)
-        flat = list(map(_SCALAR_TYPES.issuperset, map(map, repeat(type), map(dict.values, messages))))
+        types = cast("Iterable[Iterable[type]]", map(map, repeat(type), map(dict.values, messages)))
+        flat = list(map(_SCALAR_TYPES.issuperset, types))
         names = set(chain.from_iterable(map(dict.keys, messages)))
     except TypeError:  # not all dicts
         return [isinstance(m, dict) and _flat([m])[0] for m in messages]

@@ -28,7 +28,7 @@ def stream_helper(spec: CallSpec, is_async: bool, patches: Patches) -> Any:
         try:
             attr = next((a for a in vars(manager) if a.endswith(_REQUEST_SUFFIX)), None)
             request = getattr(manager, attr, None) if attr else None
-            if request is None:
+            if request is None or attr is None:
                 return manager
             if is_async:
 

@@ -102,8 +102,9 @@ def _env_index() -> int:
     import subprocess
 
     try:
-        return list(inspect.signature(subprocess.Popen._execute_child).parameters).index("env") - 1
-    except (ValueError, TypeError, AttributeError):
+        execute_child = vars(subprocess.Popen)["_execute_child"]  # (private: feature-detected)
+        return list(inspect.signature(execute_child).parameters).index("env") - 1
+    except (ValueError, TypeError, KeyError):
         return 6
 
 

@@ -132,17 +132,17 @@ def _as_model_span(args: tuple[Any, ...], kwargs: dict[str, Any], model_id: str)
     if (args[0] if args else kwargs.get("span_name")) != "chat":
         return args, kwargs
     name = f"chat {model_id}" if model_id else "chat"
-    args = list(args)
+    items = list(args)
     kwargs = dict(kwargs)
-    if args:
-        args[0] = name
+    if items:
+        items[0] = name
     else:
         kwargs["span_name"] = name
-    if len(args) > 3:
-        args[3] = SpanKind.CLIENT
+    if len(items) > 3:
+        items[3] = SpanKind.CLIENT
     else:
         kwargs["span_kind"] = SpanKind.CLIENT
-    return tuple(args), kwargs
+    return tuple(items), kwargs
 
 
 @never_raise("strands model stream")
@@ -200,7 +200,7 @@ def stream_messages(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
 def _before_end_model(bound: dict[str, Any]) -> None:
     span = bound.get("span")
     sid = _sid(span)
-    if sid is None:
+    if sid is None or span is None:
         return
     info = mc.release(span)
     inputs = _inputs.pop(sid, None)
@@ -272,7 +272,7 @@ def end_model(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
 def _before_error(bound: dict[str, Any]) -> None:
     span = bound.get("span")
     sid = _sid(span)
-    if sid is None:
+    if sid is None or span is None:
         return
     mc.release(span)
     inputs = _inputs.pop(sid, None)

@@ -102,7 +102,7 @@ def _recorded_result(ctx: Any) -> dict[str, Any] | None:
     return {"toolUseId": str(call_id), "status": "success", "content": content}
 
 
-async def _answer(result: dict[str, Any]) -> Any:
+async def _answer(result: Any) -> Any:  # (a ToolResult: the dict _result builds)
     from strands.types._events import ToolResultEvent
 
     yield ToolResultEvent(result)

@@ -11,7 +11,7 @@ from . import _names as n
 from ._common import emit
 from .http._span import IN_HTTP
 
-_TRANSPORTS = {socket.SOCK_STREAM: "tcp", socket.SOCK_DGRAM: "udp"}
+_TRANSPORTS: dict[Any, str] = {socket.SOCK_STREAM: "tcp", socket.SOCK_DGRAM: "udp"}
 
 
 def _audit_connect(rec: Any, args: tuple[Any, ...]) -> None:

@@ -43,8 +43,9 @@ def _housekeeping_files() -> frozenset[str]:
     for mod in ("_bootstrap.py", "_bootstrap_external.py"):
         names.add(os.path.join(base, mod))
     zipimport = sys.modules.get("zipimport")
-    if zipimport is not None and getattr(zipimport, "__file__", None):
-        names.add(zipimport.__file__)
+    found = getattr(zipimport, "__file__", None) if zipimport is not None else None
+    if found:
+        names.add(found)
     return frozenset(names)
 
 
@@ -248,8 +249,9 @@ def _audit_path_event(event: str, operation: str) -> Any:
 
 
 def _audit_rename(rec: Any, args: tuple[Any, ...]) -> None:
-    src = _path(args[0], args[2] if len(args) > 2 else None)
-    dst = _path(args[1], args[3] if len(args) > 3 else None)
+    src_path, dst_path, *dirs = args  # (src, dst, src_dir_fd, dst_dir_fd)
+    src = _path(src_path, dirs[0] if dirs else None)
+    dst = _path(dst_path, dirs[1] if len(dirs) > 1 else None)
     if src is None or dst is None or _housekeeping(3):
         return
     attrs = {n.FILE_PATH: src, n.FILE_NEW_PATH: dst, n.FILE_OPERATION: "rename", n.FILE_SEEN_BY: "audit"}
