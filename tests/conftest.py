@@ -23,6 +23,33 @@ from otel_agent_trace.recording import SessionSpanProcessor, stop_active
 from otel_agent_trace.settings import Settings
 
 _MEMORY = InMemorySpanExporter()
+_TESTS = Path(__file__).resolve().parent
+# Modules whose tests take 5 s or more each on the 2-core CI machine (`--durations=25`): marked
+# ``slow``, so that ``python -m pytest -m "not slow"`` is a quick run. Every test under tests/e2e
+# is marked ``e2e`` (pyproject.toml names the markers).
+_SLOW = frozenset(
+    {
+        "e2e/test_forwarding.py",
+        "e2e/test_signals.py",
+        "e2e/test_zip_ahead.py",
+        "privacy/test_message_text.py",
+        "privacy/test_redaction_corpus.py",
+        "privacy/test_redaction_prefilter.py",
+        "privacy/test_redaction_properties.py",
+    }
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        try:
+            where = item.path.resolve().relative_to(_TESTS).as_posix()
+        except ValueError:  # (a test outside tests/)
+            continue
+        if where.startswith("e2e/"):
+            item.add_marker(pytest.mark.e2e)
+        if where in _SLOW:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)
