@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import signal
 import subprocess
@@ -69,12 +70,28 @@ def test_sigkill_at_a_random_point_leaves_a_loadable_session(tmp_path, run):
     assert not list((tmp_path / "agent-sessions").glob(".*.tmp"))
 
 
+def _started(directory: Path, name: str) -> bool:
+    """Whether a session file in ``directory`` holds the ``span.start`` entry of span ``name``."""
+    for path in directory.glob("*.jsonl"):
+        for line in path.read_bytes().splitlines():
+            if name.encode() in line and fmt.SPAN_START.encode() in line:
+                entry = json.loads(line)
+                if entry.get("type") == fmt.SPAN_START and entry.get("name") == name:
+                    return True
+    return False
+
+
 def test_sigkill_of_a_hung_tool_shows_what_was_running(tmp_path):
     """The span a process hangs in is in the file once it is older than the flush window, though
     nothing else is written after it: the flusher thread puts it there."""
     proc = start_instrumented(AGENTS / "stuck_agent.py", tmp_path)
     assert proc.stdout is not None and proc.stdout.readline() == "stuck\n"
-    time.sleep(0.5)  # > AGENT_TRACE_FLUSH_MS (100 ms)
+    # Nothing is written after the hanging span starts: its start reaches the file only through
+    # the flusher thread (within AGENT_TRACE_FLUSH_MS); the process is killed once it has.
+    deadline = time.monotonic() + 60
+    while not _started(tmp_path / "agent-sessions", "execute_tool hang"):
+        assert time.monotonic() < deadline, "the running span never reached the file"
+        time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     proc.stdout.close()
