@@ -16,6 +16,7 @@ import sys
 from typing import Any
 
 from otel_agent_trace.cli.loading import add_max_entries, load
+from otel_agent_trace.offline.formats import dm
 from otel_agent_trace.offline.replay import EntryNotFound
 from otel_agent_trace.offline.resume import ResumeError, resume_and_continue, resume_from_snapshot
 from otel_agent_trace.offline.terminal import clean, fit, json_document, width
@@ -47,7 +48,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "not record can try to steer your model, so continue a file from elsewhere only with tools you "
         "would let that model use.",
     )
-    p.add_argument("path", help="checkpoint-tier session .jsonl or .zip")
+    p.add_argument(
+        "path",
+        help="checkpoint-tier session .jsonl or .zip (a DevDuck ZIP, a DM-Code-Agent --checkpoint file)",
+    )
     where = p.add_mutually_exclusive_group()
     where.add_argument("--snapshot", type=int, help="snapshot number (default: the latest)")
     where.add_argument("--at", help="the conversation as it stood at this entry (id or unique prefix)")
@@ -101,6 +105,13 @@ def _run(args: argparse.Namespace, answer: dict[str, Any] | None) -> int:
     """Restore, and continue with the query; with ``answer`` (``--json``) what is printed for
     people is said there too."""
     session = load(args)
+    if session.format is dm and session.tier != "checkpoint":
+        print(
+            f"otel-agent-trace: {clean(session.path)}: a DM-Code-Agent --trace file has no checkpoint "
+            "entry, so no conversation to resume: record with dm-agent --checkpoint FILE.jsonl",
+            file=sys.stderr,
+        )
+        return 2
     try:
         factory = load_factory(args.agent)
     except (ValueError, ImportError, AttributeError) as exc:

@@ -218,4 +218,4 @@ def test_the_cli_forks_and_resumes_a_dm_checkpoint_file(run, tmp_path):
     assert answered["entry_id"] == checkpoints[2] and answered["recorded"]
     trace = write(tmp_path / "trace.jsonl", dm_lines(RECOVERED))
     done = cli("resume", str(trace), "--agent", "dm_factory:messages", cwd=tmp_path)
-    assert done.returncode == 2 and "no snapshots: nothing to resume from" in done.stderr
+    assert done.returncode == 2 and "a DM-Code-Agent --trace file has no checkpoint entry" in done.stderr
