@@ -8,8 +8,6 @@ from __future__ import annotations
 import ollama
 import pytest
 from opentelemetry.trace import SpanKind, StatusCode
-from strands import Agent, tool
-from strands.models.ollama import OllamaModel
 
 import otel_agent_trace as oat
 from otel_agent_trace.instrumentation.ollama import OllamaInstrumentor
@@ -232,6 +230,9 @@ def test_one_trace_per_run_and_model_replay_with_the_server_stopped(tmp_path, me
 def test_under_strands_one_span_per_model_call(llm, memory_exporter):
     """Strands' ``OllamaModel`` calls ``AsyncClient.chat(stream=True)`` inside its own model span:
     that span describes the call (Ollama's model and finish reason), no second span is made."""
+    from strands import Agent, tool
+    from strands.models.ollama import OllamaModel
+
     agent = Agent(
         model=OllamaModel(host=llm.base_url, model_id=MODEL),
         tools=[tool(get_weather)],

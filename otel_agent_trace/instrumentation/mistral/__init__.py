@@ -1,4 +1,4 @@
-"""Mistral's Python SDK (``mistralai`` 2.x and 3.x, ``from mistralai.client import Mistral``):
+"""Mistral's Python SDK (``mistralai`` 3.x, ``from mistralai.client import Mistral``):
 ``chat.complete``, ``chat.stream`` and their ``_async`` forms, with tools.
 
 Patched when the agent first reaches ``client.chat`` (the SDK imports ``mistralai.client.chat``

@@ -1,1 +1,1 @@
-_instruments = ("mistralai >= 2.0, < 4",)
+_instruments = ("mistralai >= 3.0, < 4",)
