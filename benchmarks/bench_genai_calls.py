@@ -21,7 +21,10 @@ then::
 
 With ``--client bedrock`` the calls are a boto3 ``bedrock-runtime`` client's ``converse`` /
 ``converse_stream`` (the same tool-call answer, as Bedrock sends it) and the configurations are
-ours, the bare span and the noise check (the peers here instrument ``openai`` only).
+ours, the bare span and the noise check (the peers here instrument ``openai`` only). The same
+with ``--client ollama`` (``ollama``'s ``chat``, the answer as Ollama's JSON / NDJSON),
+``--client mistral`` (``mistralai``'s ``chat.complete`` / ``chat.stream``) and ``--client
+litellm`` (``litellm.completion`` calling the OpenAI API through the openai client).
 """
 
 from __future__ import annotations
@@ -146,7 +149,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--configs", help="comma-separated (default: all)")
     p.add_argument("--modes", default="chat,stream")
     p.add_argument("--history", action="store_true", help="added cost at 400 vs 10 messages of 1 KB")
-    p.add_argument("--client", choices=("openai", "bedrock"), default="openai", help="the client measured")
+    p.add_argument(
+        "--client",
+        choices=("openai", "bedrock", "ollama", "mistral", "litellm"),
+        default="openai",
+        help="the client measured",
+    )
     p.add_argument("--json", help="write the raw results there")
     p.add_argument("--render", help="print the table of a results file written by --json, and exit")
     p.add_argument(
@@ -171,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         # (ours-base too, once --base-tree added it; not the references)
         default = [c for c in CONFIGS if c != "ours-spans" and not c.startswith("floor")]
-        if args.client == "bedrock":  # (no peer here instruments boto3; the floor wraps openai)
+        if args.client != "openai":  # (the peers here instrument openai only; so does the floor)
             default = [c for c in default if CONFIGS[c][1] is None]
         configs = [c for c in (args.configs or ",".join(default)).split(",") if c]
         opts |= {"histories": [0]}

@@ -278,9 +278,28 @@ def _handshake(opts: dict[str, Any], step: str) -> None:
         time.sleep(0.005)
 
 
+_KIND = {"client": "openai"}  # the client measured (``--client``)
+
+
 def _client(kind: str, url: str) -> Any:
-    """The client measured: ``openai`` (``url`` is the stub's ``/v1``) or a boto3
-    ``bedrock-runtime`` client (``--client bedrock``: the stub's Bedrock paths)."""
+    """The client measured: ``openai`` (``url`` is the stub's ``/v1``), a boto3
+    ``bedrock-runtime`` client (``--client bedrock``: the stub's Bedrock paths), ``ollama``'s
+    (``/api/chat``), ``mistralai``'s or LiteLLM calling the OpenAI API (the stub's chat answer)."""
+    _KIND["client"], _KIND["url"] = kind, url
+    base = url.removesuffix("/v1")
+    if kind == "ollama":
+        import ollama
+
+        return ollama.Client(host=base)
+    if kind == "mistral":
+        from mistralai.client import Mistral
+
+        return Mistral(api_key="bench", server_url=base)
+    if kind == "litellm":
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        import litellm
+
+        return litellm
     if kind == "bedrock":
         import boto3
         from botocore.config import Config
@@ -328,9 +347,29 @@ def _one_bedrock(client: Any, messages: list[Any], tools: list[Any], stream: boo
         client.converse(**request)
 
 
+def _one_other(client: Any, messages: list[Any], tools: list[Any], stream: bool) -> None:
+    """The same call through ollama, mistralai or LiteLLM (their chat messages are OpenAI's)."""
+    kind = _KIND["client"]
+    if kind == "ollama":
+        answer = client.chat(MODEL, messages, tools=tools, stream=stream, options={"temperature": 0.2})
+    elif kind == "mistral":
+        call = client.chat.stream if stream else client.chat.complete
+        answer = call(model=MODEL, messages=messages, tools=tools or None, temperature=0.2)
+    else:
+        answer = client.completion(
+            model=f"openai/{MODEL}", messages=messages, tools=tools or None, stream=stream,
+            api_base=_KIND["url"], api_key="sk-bench", temperature=0.2, max_retries=0,
+        )  # fmt: skip
+    if stream:
+        for _ in answer:
+            pass
+
+
 def _one(client: Any, messages: list[Any], tools: list[Any], stream: bool) -> None:
-    if not hasattr(client, "chat"):
+    if _KIND["client"] == "bedrock":
         _one_bedrock(client, messages, tools, stream)
+    elif _KIND["client"] != "openai":
+        _one_other(client, messages, tools, stream)
     elif stream:
         for _ in client.chat.completions.create(model=MODEL, messages=messages, tools=tools, stream=True):
             pass

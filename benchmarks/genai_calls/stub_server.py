@@ -44,6 +44,10 @@ class StubServer:
         self.plain = json.dumps(plain["json"]).encode()
         self.stream = _sse_body(stream)
         self.bedrock, self.bedrock_stream = _bedrock_bodies()
+        self.ollama, self.ollama_stream = _ollama_bodies()
+        self.mistral_stream = _sse_body(
+            json.loads((RECORDINGS / "mistral_chat_tool_call_stream.json").read_text())
+        )
         self._server: ThreadingHTTPServer | None = None
 
     def __enter__(self) -> StubServer:
@@ -62,13 +66,19 @@ class StubServer:
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(length) if length else b""
-                if self.path.startswith("/model/"):  # Bedrock
+                if self.path == "/api/chat":  # Ollama: JSON, or one JSON object a line
+                    streamed = b'"stream":true' in raw or b'"stream": true' in raw
+                    body = owner.ollama_stream if streamed else owner.ollama
+                    kind = "application/x-ndjson" if streamed else "application/json"
+                elif self.path.startswith("/model/"):  # Bedrock
                     streamed = self.path.endswith("/converse-stream")
                     body = owner.bedrock_stream if streamed else owner.bedrock
                     kind = "application/vnd.amazon.eventstream" if streamed else "application/json"
                 else:
                     streamed = b'"stream":true' in raw or b'"stream": true' in raw
                     body = owner.stream if streamed else owner.plain
+                    if streamed and "mistral" in (self.headers.get("user-agent") or ""):
+                        body = owner.mistral_stream  # (its chunks: OpenAI's, without the nulls)
                     kind = "text/event-stream" if streamed else "application/json"
                 self.send_response(200)
                 self.send_header("content-type", kind)
@@ -98,6 +108,15 @@ class StubServer:
     def base_url(self) -> str:
         assert self._server is not None
         return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+
+def _ollama_bodies() -> tuple[bytes, bytes]:
+    """Ollama's chat tool-call answer, plain and as NDJSON."""
+    plain = json.loads((RECORDINGS / "ollama_chat_tool_call.json").read_text())
+    stream = json.loads((RECORDINGS / "ollama_chat_tool_call_stream.json").read_text())
+    return json.dumps(plain["json"]).encode(), b"".join(
+        json.dumps(x).encode() + b"\n" for x in stream["ndjson"]
+    )
 
 
 def _bedrock_bodies() -> tuple[bytes, bytes]:
