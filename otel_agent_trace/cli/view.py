@@ -674,7 +674,10 @@ def run(args: argparse.Namespace) -> int:
             return 2
         try:
             # written beside it, then renamed over the empty file
-            out = write_html(path, target) if other is None else write_compare_html(path, other, target)
+            if other is None:
+                out = write_html(path, target, lenient=args.lenient)
+            else:
+                out = write_compare_html(path, other, target, lenient=args.lenient)
         except BaseException:
             target.unlink(missing_ok=True)  # bad input leaves no page
             raise
