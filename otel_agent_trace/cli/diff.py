@@ -70,7 +70,10 @@ def run(args: argparse.Namespace) -> int:
         if os.path.lexists(target):  # refused before the runs are read
             return write_page(target, lambda out: out)
         compared = comparison(args.base, args.candidate, strict=args.strict)
-        refused = write_page(target, lambda out: write_compare_html(args.base, args.candidate, out, compared))
+        refused = write_page(  # bad lines skipped, as diff skips them (unless --strict)
+            target,
+            lambda out: write_compare_html(args.base, args.candidate, out, compared, lenient=not args.strict),
+        )
         if refused:
             return refused
         result = {k: v for k, v in compared.items() if k not in ("aligned", "aligned_rows")}

@@ -636,3 +636,33 @@ def test_the_conversation_at_any_time_from_the_time_axis(checkpoint, tmp_path):
         assert browser.js("document.querySelector('.cursor').hidden") is False
         browser.click_at(".axis .ticks", 0.002)
         assert _all(browser, ".conversation .msg", "1") == []
+
+
+def test_bad_lines_skipped_when_asked_and_said_on_the_page(demo_jsonl, tmp_path):
+    """view --html refuses a bad line (exit 2, no page) unless --lenient; diff --html skips it as
+    diff does unless --strict. The page says how many lines it skipped."""
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(demo_jsonl.read_bytes() + b"not json\n")
+    refused = cli("view", str(bad), "--html", str(tmp_path / "no.html"))
+    assert refused.returncode == 2 and "bad.jsonl:" in refused.stderr and not (tmp_path / "no.html").exists()
+    page = tmp_path / "lenient.html"
+    done = cli("view", str(bad), "--html", str(page), "--lenient")
+    assert done.returncode == 0, done.stderr
+    strict = cli("diff", str(demo_jsonl), str(bad), "--html", str(tmp_path / "strict.html"), "--strict")
+    assert strict.returncode == 2 and not (tmp_path / "strict.html").exists()
+    compared = tmp_path / "diff.html"
+    done = cli("diff", str(demo_jsonl), str(bad), "--html", str(compared))
+    assert done.returncode in (0, 1) and compared.exists(), done.stderr
+    with Browser(page) as browser:
+        _no_script_error(browser)
+        assert "1 bad lines of the file skipped" in browser.js(
+            "document.getElementById('left-out').textContent"
+        )
+        assert browser.js("document.body.getAttribute('data-rendered-spans')") == str(
+            len(oat.load_session(demo_jsonl).spans)
+        )
+    with Browser(compared) as browser:
+        _no_script_error(browser)
+        assert "1 bad lines of the file skipped" in browser.js(
+            "document.getElementById('other-left-out').textContent"
+        )

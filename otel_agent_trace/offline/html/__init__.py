@@ -264,15 +264,19 @@ def _block(out: IO[str], block_id: str, body: str | None = None) -> None:
         out.write(body + "</script>\n")
 
 
-def _write_run(out: IO[str], path: str | os.PathLike[str], prefix: str, spool_dir: Path) -> dict[str, Any]:
+def _write_run(
+    out: IO[str], path: str | os.PathLike[str], prefix: str, spool_dir: Path, lenient: bool
+) -> dict[str, Any]:
     """One session's blocks — ``PREFIX-spans``, ``-messages``, ``-turns``, ``-data`` — written as
-    it is read; its facts returned."""
+    it is read; its facts returned. A bad line is an error, or with ``lenient`` skipped and
+    counted (a torn last line is skipped and counted either way)."""
     from otel_agent_trace.offline import formats
     from otel_agent_trace.offline.analysis import foreign
 
     source = Path(path).expanduser()
     module = session_format_of(source)
-    entries = iter_entries(source, [], strict=False, lenient=False)
+    issues: list[fmt.ReadIssue] = []
+    entries = iter_entries(source, issues, strict=False, lenient=lenient)
     if module is formats.dm:
         entries = foreign.dm_entries(entries)
     elif module is formats.devduck:
@@ -305,13 +309,18 @@ def _write_run(out: IO[str], path: str | os.PathLike[str], prefix: str, spool_di
         complete=page.complete,
         path=source.name,
         format=module.NAME,
+        bad_lines=sum(1 for issue in issues if not issue.reason.startswith("torn")),
+        torn_last_line=any(issue.reason.startswith("torn") for issue in issues),
     )
     _block(out, f"{prefix}-data", _json_for_script(facts))
     return facts
 
 
 def _write_page(
-    out: str | os.PathLike[str], paths: list[str | os.PathLike[str]], compare: Any = None
+    out: str | os.PathLike[str],
+    paths: list[str | os.PathLike[str]],
+    compare: Any = None,
+    lenient: bool = False,
 ) -> Path:
     """The page of the sessions at ``paths`` (with the comparison ``compare()`` gives) to ``out``.
 
@@ -328,7 +337,8 @@ def _write_page(
             page_file.write(HEAD)
             texts = False
             for number, path in enumerate(paths):
-                facts = _write_run(page_file, path, "session" if number == 0 else "other", target.parent)
+                prefix = "session" if number == 0 else "other"
+                facts = _write_run(page_file, path, prefix, target.parent, lenient)
                 texts = texts or facts["full_text"]
             if compare is not None:
                 _block(page_file, "compare-data", _json_for_script(compare()))
@@ -343,9 +353,11 @@ def _write_page(
     return target
 
 
-def write_html(path: str | os.PathLike[str], out: str | os.PathLike[str]) -> Path:
-    """Write the page of the session at ``path`` to ``out`` (a new file or one to replace)."""
-    return _write_page(out, [path])
+def write_html(path: str | os.PathLike[str], out: str | os.PathLike[str], *, lenient: bool = False) -> Path:
+    """Write the page of the session at ``path`` to ``out`` (a new file or one to replace); a bad
+    line is an error (:class:`SessionFormatError` naming file and line), or with ``lenient``
+    skipped and counted on the page."""
+    return _write_page(out, [path], lenient=lenient)
 
 
 def comparison(
@@ -362,11 +374,13 @@ def write_compare_html(
     candidate: str | os.PathLike[str],
     out: str | os.PathLike[str],
     compared: dict[str, Any] | None = None,
+    *,
+    lenient: bool = False,
 ) -> Path:
     """Write the page of two runs to ``out``: what ``diff`` finds (``compared``, from
     :func:`comparison`, when the caller has it already), their tool calls aligned, and each run's
-    own page as a tab."""
-    return _write_page(out, [base, candidate], lambda: compared or comparison(base, candidate))
+    own page as a tab (``lenient`` as for :func:`write_html`)."""
+    return _write_page(out, [base, candidate], lambda: compared or comparison(base, candidate), lenient)
 
 
 __all__ = [

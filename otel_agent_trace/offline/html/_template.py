@@ -246,6 +246,8 @@ window.addEventListener("error", function (ev) {
     if (data.events_left_out) leftOut.push(data.events_left_out + " span events left out");
     if (data.messages_left_out) leftOut.push(data.messages_left_out + " messages left out");
     if (data.message_texts_cut) leftOut.push(data.message_texts_cut + " message texts cut");
+    if (data.bad_lines) leftOut.push(data.bad_lines + " bad lines of the file skipped");
+    if (data.torn_last_line) leftOut.push("a torn last line (the writer stopped mid-line)");
     if (data.turns_left_out) leftOut.push(data.turns_left_out + " model calls or snapshots left out of the conversation");
     if (leftOut.length) {
       var note = el("div", "fact", "Left out of this page: " + leftOut.join("; ") +
