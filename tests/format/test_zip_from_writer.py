@@ -17,7 +17,7 @@ import pytest
 
 import otel_agent_trace as oat
 from otel_agent_trace import session_format as fmt
-from otel_agent_trace.recording import archive, snapshot_spool
+from otel_agent_trace.recording import archive, snapshot_scan, snapshot_spool
 from otel_agent_trace.session_format import reader
 from tests.format.zip_sessions import record_session, resolved
 
@@ -59,10 +59,10 @@ def _expected(writer: Any, session_id: str) -> tuple[list[dict[str, Any]], int]:
 
 def _doubted(writer: Any) -> bool:
     """Whether the scan of the writer's file from what the writer knows finds it not so."""
-    written = archive._Written.of(writer, writer.path)
-    reader = archive._ReadAhead([writer.path], None)
+    written = snapshot_scan.Written.of(writer, writer.path)
+    reader = snapshot_scan.ReadAhead([writer.path], None)
     try:
-        archive._scan([writer.path], reader, written, reader.chunks())
+        snapshot_scan.scan([writer.path], reader, written, reader.chunks())
     except snapshot_spool.Doubt:
         return True
     finally:
@@ -73,7 +73,7 @@ def _doubted(writer: Any) -> bool:
 def _check(recorder: Any, writer: Any, *, known: bool) -> dict[str, Any]:
     """The export from the writer's knowledge (taken or not, as ``known`` says) is the reader's,
     and the export that scans the file gives the same members."""
-    assert (archive._Written.of(writer, writer.path) is not None) is known
+    assert (snapshot_scan.Written.of(writer, writer.path) is not None) is known
     members = _export(recorder, writer)
     scanned = _export(recorder, types.SimpleNamespace(path=writer.path, tier=writer.tier))
     snapshots, lines = _expected(writer, recorder.session_id)
@@ -128,7 +128,7 @@ def test_without_a_thread(provider, tmp_path, monkeypatch):
     def refuse(*args: Any) -> None:
         raise RuntimeError("can't create new thread at interpreter shutdown")
 
-    monkeypatch.setattr(archive._thread, "start_new_thread", refuse)
+    monkeypatch.setattr(snapshot_scan._thread, "start_new_thread", refuse)
     _check(s._recorder, s._recorder.tiers[0].writer, known=True)
 
 
@@ -223,7 +223,7 @@ def test_a_file_changed_in_place_without_a_thread(provider, tmp_path, monkeypatc
     def refuse(*args: Any) -> None:
         raise RuntimeError("can't create new thread at interpreter shutdown")
 
-    monkeypatch.setattr(archive._thread, "start_new_thread", refuse)
+    monkeypatch.setattr(snapshot_scan._thread, "start_new_thread", refuse)
     assert _doubted(writer)
     _check(s._recorder, writer, known=True)
 
@@ -233,7 +233,7 @@ def test_lines_longer_than_the_reader_reads(provider, tmp_path, monkeypatch, chu
     """Lines over the reader's cap (here 800 bytes: the root entry, snapshots with a long state,
     long messages) are dropped by the reader and counted by the export, from the writer's
     knowledge as by the scan."""
-    monkeypatch.setattr(archive, "_CHUNK", chunk)
+    monkeypatch.setattr(snapshot_scan, "_CHUNK", chunk)
     # The root entry holds the working directory: a long one makes it longer than the cap
     # whatever else it holds (argv, packages: shorter under CI than from a shell).
     long_cwd = tmp_path / ("c" * 240)
@@ -248,7 +248,7 @@ def test_lines_longer_than_the_reader_reads(provider, tmp_path, monkeypatch, chu
     s = record_session(tmp_path / "sessions", turns=16, during=during)
     _stop(s)
     monkeypatch.setattr(reader, "MAX_LINE_BYTES", 800)
-    monkeypatch.setattr(archive, "LONGEST", 801)
+    monkeypatch.setattr(snapshot_scan, "LONGEST", 801)
     monkeypatch.setattr(snapshot_spool, "LONGEST", 801)
     writer = s._recorder.tiers[1].writer  # (checkpoint: the messages' text is kept, some are long)
     data = writer.path.read_bytes()

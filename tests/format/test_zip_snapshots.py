@@ -17,7 +17,7 @@ import pytest
 
 import otel_agent_trace as oat
 from otel_agent_trace import session_format as fmt
-from otel_agent_trace.recording import archive, snapshot_spool, zip_container
+from otel_agent_trace.recording import archive, snapshot_scan, snapshot_spool, zip_container
 from otel_agent_trace.session_format import reader
 from otel_agent_trace.settings import Settings
 from tests.format.zip_sessions import record_session, resolved
@@ -214,7 +214,7 @@ def test_format_1_2_snapshots_by_reference(tmp_path, chunk):
 def test_resume_json_has_the_last_snapshots_messages_wherever_they_are(tmp_path, monkeypatch):
     """Written long before it (beyond the chunks in memory), repeated, after it, torn: resume.json
     shows the last snapshot's messages as the reader does (each id's last message entry)."""
-    monkeypatch.setattr(archive, "_CHUNK", 4096)
+    monkeypatch.setattr(snapshot_scan, "_CHUNK", 4096)
     lines: list[Any] = [
         _root(),
         _message(1),
@@ -242,9 +242,9 @@ def test_resume_json_has_the_last_snapshots_messages_wherever_they_are(tmp_path,
 @pytest.mark.parametrize("chunk", [999, 301, 64])
 def test_lines_longer_than_the_reader_reads_are_counted_never_kept(tmp_path, monkeypatch, chunk):
     """(Chunks are shorter than the longest line read, so only a line over several is too long.)"""
-    monkeypatch.setattr(archive, "_CHUNK", chunk)
+    monkeypatch.setattr(snapshot_scan, "_CHUNK", chunk)
     monkeypatch.setattr(reader, "MAX_LINE_BYTES", 1000)
-    monkeypatch.setattr(archive, "LONGEST", 1001)
+    monkeypatch.setattr(snapshot_scan, "LONGEST", 1001)
     monkeypatch.setattr(snapshot_spool, "LONGEST", 1001)
     long_message = dict(_message(3), content="z" * 5000)
     lines: list[Any] = [_root(), _message(1), _message(2), long_message]
@@ -272,8 +272,8 @@ def test_without_a_thread_the_export_reads_and_copies_itself(tmp_path, monkeypat
     def refuse(*args: Any) -> None:
         raise RuntimeError("can't create new thread at interpreter shutdown")
 
-    monkeypatch.setattr(archive._thread, "start_new_thread", refuse)
-    monkeypatch.setattr(archive, "_CHUNK", 512)
+    monkeypatch.setattr(snapshot_scan._thread, "start_new_thread", refuse)
+    monkeypatch.setattr(snapshot_scan, "_CHUNK", 512)
     lines: list[Any] = [_root(), *(_message(i) for i in range(1, 40)), _snapshot(40, ["r-0001", "r-0039"])]
     path = _write(tmp_path / "s", lines)
     snapshots, metadata, _ = _export(path)
@@ -281,7 +281,7 @@ def test_without_a_thread_the_export_reads_and_copies_itself(tmp_path, monkeypat
 
 
 def test_a_read_error_in_the_copy_thread_fails_the_export_without_a_trace(tmp_path, monkeypatch):
-    real = archive._file_chunks
+    real = snapshot_scan._file_chunks
 
     def failing(path: Path, sink: Any) -> Any:
         for n, chunk in enumerate(real(path, sink)):
@@ -289,8 +289,8 @@ def test_a_read_error_in_the_copy_thread_fails_the_export_without_a_trace(tmp_pa
                 raise OSError(5, "Input/output error")
             yield chunk
 
-    monkeypatch.setattr(archive, "_file_chunks", failing)
-    monkeypatch.setattr(archive, "_CHUNK", 256)
+    monkeypatch.setattr(snapshot_scan, "_file_chunks", failing)
+    monkeypatch.setattr(snapshot_scan, "_CHUNK", 256)
     lines: list[Any] = [_root(), *(_message(i) for i in range(1, 40)), _snapshot(40, ["r-0001"])]
     path = _write(tmp_path / "s", lines)
     interval = sys.getswitchinterval()
