@@ -118,3 +118,51 @@ def test_declared_versions_cover_the_installed_ones(module, cls, dist):
     deps = instrumentor.instrumentation_dependencies()
     assert any(d.startswith(dist) for d in deps)
     assert get_dependency_conflicts(deps) is None, f"{dist} {version(dist)} is outside {deps}"
+
+
+PROVIDERS_AGENT = textwrap.dedent(
+    """
+    import os
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    import litellm, ollama
+    from mistralai.client import Mistral
+
+    url = os.environ["FAKE_URL"]
+    user = [{"role": "user", "content": "Hi there"}]
+    a = ollama.Client(host=url).chat("qwen3:1.7b", user).message.content
+    b = Mistral(api_key="m", server_url=url).chat.complete(model="mistral-small-latest", messages=user)
+    c = litellm.completion(model="openai/gpt-4o-mini", messages=user, api_base=url + "/v1", api_key="sk")
+    print(a, "|", b.choices[0].message.content, "|", c.choices[0].message.content)
+    """
+)
+
+
+def test_opentelemetry_instrument_records_ollama_mistral_and_litellm_calls(llm, tmp_path: Path):
+    """Each library is patched when the agent imports it; no version warning for the pinned ones."""
+    llm.queue("ollama_chat_final", "mistral_chat_final", "openai_chat_text")
+    script = tmp_path / "agent.py"
+    script.write_text(PROVIDERS_AGENT)
+    sessions = tmp_path / "sessions"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "AGENT_TRACE_", "PYTEST_"))}
+    env.update(FAKE_URL=llm.base_url, AGENT_TRACE_DIR=str(sessions), AGENT_TRACE_ZIP="false")
+    exe = Path(sys.executable).with_name("opentelemetry-instrument")
+    done = subprocess.run(
+        [str(exe), sys.executable, str(script)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "only instruments" not in done.stderr
+    assert done.stdout.strip().count("It is 18°C and sunny in Paris.") == 2
+    (path,) = sessions.glob("*.jsonl")
+    models = [
+        s for s in load_session(path).spans if (s.attributes or {}).get("gen_ai.operation.name") == "chat"
+    ]
+    assert [(s.name, s.attributes["gen_ai.provider.name"]) for s in models] == [
+        ("chat qwen3:1.7b", "ollama"),
+        ("chat mistral-small-latest", "mistral_ai"),
+        ("chat gpt-4o-mini", "openai"),  # LiteLLM's; the openai SDK's call under it made none
+    ]
