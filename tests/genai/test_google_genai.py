@@ -238,3 +238,26 @@ def test_declared_versions_cover_the_installed_one():
     from opentelemetry.instrumentation.dependencies import get_dependency_conflicts
 
     assert get_dependency_conflicts(GoogleGenAIInstrumentor().instrumentation_dependencies()) is None
+
+
+def test_async_calls_replay_with_the_server_stopped(tmp_path):
+    """``client.aio`` sends through httpx2, or through aiohttp when aiohttp is installed: either
+    transport is kept and answered."""
+    import asyncio
+
+    async def calls(base_url: str) -> list[object]:
+        client = _client(base_url)
+        first = await client.aio.models.generate_content(model=MODEL, contents=PROMPT, config=CONFIG)
+        stream = await client.aio.models.generate_content_stream(model=MODEL, contents=PROMPT, config=CONFIG)
+        return [first.function_calls[0].name, "".join([c.text or "" async for c in stream])]
+
+    def run(base_url: str) -> list[object]:
+        with oat.agent("gemini-async"):
+            return asyncio.run(calls(base_url))
+
+    recorded, replayed, report, path = record_then_replay(
+        tmp_path, ("gemini_generate_tool_call", "gemini_generate_final_stream"), run
+    )
+    assert replayed == recorded == ["get_weather", "It is 18°C and sunny in Paris."]
+    assert report["answered"] == 2 and report["divergences"] == []
+    assert exchange_holders(path) == [f"generate_content {MODEL}"] * 2

@@ -19,7 +19,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 ENV_VENV = "AGENT_TRACE_GENAI_VENV"
-PACKAGES = ("google-genai", "pytest", "pytest-asyncio", "packaging")
+# aiohttp: google-genai's async client sends through it when it is installed (its transport is
+# replayed too); without it, through httpx2 like the sync client
+PACKAGES = ("google-genai", "aiohttp", "pytest", "pytest-asyncio", "packaging")
 CONSTRAINTS = REPO / "tests" / "constraints-genai.txt"
 TESTS = ("tests/genai/test_google_genai.py",)
 

@@ -5,9 +5,9 @@ redacted URL, status, duration), and raw socket connects outside them as events.
 One instrumentor covers several optional clients, so it requires none: a client that is not
 installed is skipped silently (``package.py`` lists the versions each hook was written for).
 
-It also keeps each ``httpx`` / ``httpx2`` / botocore / requests exchange in the checkpoint tier
-for model replay, and starts a model replay asked for by ``AGENT_TRACE_MODEL_REPLAY`` (:mod:`._exchange`,
-:mod:`otel_agent_trace.model_replay`).
+It also keeps each ``httpx`` / ``httpx2`` / botocore / requests / aiohttp exchange in the
+checkpoint tier for model replay, and starts a model replay asked for by
+``AGENT_TRACE_MODEL_REPLAY`` (:mod:`._exchange`, :mod:`otel_agent_trace.model_replay`).
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ from . import _span
 from ._clients import CLIENTS
 
 # the clients whose exchanges model replay keeps
-_EXCHANGE_TRANSPORTS = ("httpx", "httpx2", "botocore.httpsession", "requests.adapters")
+_EXCHANGE_TRANSPORTS = ("httpx", "httpx2", "botocore.httpsession", "requests.adapters", "aiohttp.client")
 _keep_exchanges = False
 
 
 def _keep_exchanges_of(module: Any) -> None:
-    """A post-import hook of ``httpx`` / ``httpx2`` / botocore / requests: the exchange recorder
-    is imported only for a program that uses them (most child processes never do)."""
+    """A post-import hook of ``httpx`` / ``httpx2`` / botocore / requests / aiohttp: the exchange
+    recorder is imported only for a program that uses them (most child processes never do)."""
     if _keep_exchanges:
         from . import _exchange
 

@@ -1,5 +1,6 @@
 """Each HTTP exchange of ``httpx`` / ``httpx2`` at the transport, kept for model replay (the
-transports of botocore and requests: :mod:`._botocore`, :mod:`._requests`, through
+transports of botocore, requests and aiohttp: :mod:`._botocore`, :mod:`._requests`,
+:mod:`._aiohttp`, through
 :func:`recording_target` and :func:`keep`).
 
 Every supported framework reaches its model through the OpenAI or Anthropic SDK (or ``ollama``),
@@ -47,7 +48,11 @@ TRANSPORTS = (
     ("httpx2", "AsyncHTTPTransport.handle_async_request", True),
 )
 # Transports of other clients, each in a module of ours: (the client's module, ours)
-OTHER_TRANSPORTS = (("botocore.httpsession", "_botocore"), ("requests.adapters", "_requests"))
+OTHER_TRANSPORTS = (
+    ("botocore.httpsession", "_botocore"),
+    ("requests.adapters", "_requests"),
+    ("aiohttp.client", "_aiohttp"),
+)
 # Request headers never kept (credentials); response headers that set them.
 _SECRET_WORDS = ("auth", "key", "token", "secret", "cookie", "password", "credential", "signature")
 
