@@ -208,3 +208,31 @@ def test_one_trace_per_run_and_model_replay_with_the_server_stopped(tmp_path, me
     recorded_run = [s for s in spans if s.context.trace_id == spans[0].context.trace_id]
     names = sorted(s.name for s in recorded_run if s.name.startswith(("chat", "invoke_agent")))
     assert names == ["chat claude-3-5-haiku-latest", "chat gpt-4o-mini", "invoke_agent litellm-weather"]
+
+
+def test_under_strands_one_span_per_model_call(llm, memory_exporter):
+    """Strands' ``LiteLLMModel`` calls ``litellm.acompletion(stream=True)`` inside its own model
+    span: that span describes the call (claimed), neither LiteLLM nor the openai SDK under it
+    makes a second one."""
+    from strands import Agent, tool
+    from strands.models.litellm import LiteLLMModel
+
+    @tool
+    def get_weather(city: str) -> str:
+        """The weather in a city."""
+        return "18°C, sunny"
+
+    model = LiteLLMModel(
+        client_args={"api_base": f"{llm.base_url}/v1", "api_key": "sk-test"}, model_id="openai/gpt-4o-mini"
+    )
+    agent = Agent(model=model, tools=[get_weather], name="weather", callback_handler=None)
+    llm.queue("openai_chat_tool_call_stream", "openai_chat_final_stream")
+    agent("What's the weather in Paris?")
+    assert len(llm.requests) == 2
+    first, second = model_spans(memory_exporter)
+    for span in (first, second):
+        assert span.name == "chat openai/gpt-4o-mini" and span.kind is SpanKind.CLIENT
+        assert span.instrumentation_scope.name == "strands.telemetry.tracer"
+        assert span.attributes["gen_ai.provider.name"] == "openai"
+    assert first.attributes["agent_trace.tool_calls.names"] == ("get_weather",)
+    assert len({s.context.trace_id for s in memory_exporter.get_finished_spans()}) == 1
