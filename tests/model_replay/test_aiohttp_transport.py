@@ -12,6 +12,7 @@ import pytest
 
 import otel_agent_trace as oat
 from otel_agent_trace.model_replay import ModelReplayDivergence, ModelReplayRefused, model_replay
+from tests.genai.genai_helpers import entries
 from tests.genai.replay_helpers import exchange_holders, exchanges_kept, record_then_replay
 
 PROMPT = "What's the weather in Paris?"
@@ -24,7 +25,7 @@ async def _calls(base_url: str, prompt: str) -> list[object]:
         async with http.post(url, json=body) as first:
             answer = await first.json()
             kind = first.headers["content-type"]
-        async with http.post(url, json={**body, "stream": True}) as streamed:
+        async with http.post(url, json={**body, "stream": True}, headers=[("x-agent-step", "2")]) as streamed:
             lines = [line async for line in streamed.content if line.strip()]
     return [answer["choices"][0]["message"], kind, lines]
 
@@ -48,6 +49,13 @@ def test_answered_from_the_recording_with_the_server_stopped(recorded):
     assert report["answered"] == 2 and report["divergences"] == [] and report["unused"] == 0
     assert exchange_holders(path) == ["invoke_agent aiohttp-agent"]
     assert "sk-aiohttp-secret" not in path.read_text()
+    kept = [
+        x for e in entries(path) if e["type"] == "span.end" for x in e["content"].get("http_exchanges", [])
+    ]
+    assert ["x-agent-step", "2"] in kept[1]["request"]["headers"]  # (headers given as pairs)
+    assert ["content-type", "text/event-stream"] in [
+        [k.lower(), v] for k, v in kept[1]["response"]["headers"]
+    ]
 
 
 def test_a_changed_request_is_a_divergence(recorded):

@@ -107,7 +107,9 @@ def _body(session: Any, kwargs: dict[str, Any]) -> bytes | None:
 
 def _keep(target: Any, method: str, url: str, kwargs: dict[str, Any], body: Any, response: Any) -> None:
     try:
-        headers = [[str(k), str(v)] for k, v in (kwargs.get("headers") or {}).items()]
+        given: Any = kwargs.get("headers") or ()
+        pairs = given.items() if hasattr(given, "items") else given  # a mapping, or (name, value) pairs
+        headers = [[str(k), str(v)] for k, v in pairs]
         version = getattr(response, "version", None)
         kept = _exchange.keep(
             target,
