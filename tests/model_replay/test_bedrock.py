@@ -161,3 +161,27 @@ def test_the_agent_reads_the_same_bytes_without_us(recorded):
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == output
     assert [r["body"] for r in plain] == [r["body"] for r in seen]
+
+
+def test_then_live_sends_the_diverging_request_and_the_rest_to_the_live_endpoint(recorded):
+    """``--then-live URL``: from the first divergence on, botocore's requests go to ``URL`` (path
+    and body kept), and the agent finishes against it."""
+    cwd, stream, session, output, base_url, _seen = recorded
+    args = [*(["--stream"] if stream else []), "--prompt", "You answer weather questions in French."]
+    report = cwd / "report-live.json"
+    with FakeLLMServer() as live:
+        live.queue(*SCRIPTS[stream])
+        done = subprocess.run(
+            [*CLI, "replay", str(session), "--model-replay", "--report", str(report), "--then-live",
+             live.base_url, "--", sys.executable, str(AGENT), *args],
+            cwd=cwd, env=_env(cwd, base_url), capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        sent = list(live.requests)
+    assert done.returncode == 1, done.stderr  # (a divergence was reported)
+    assert [r["path"].rsplit("/", 1)[-1] for r in sent] == (
+        ["converse-stream", "converse-stream", "invoke"] if stream else ["converse", "converse", "invoke"]
+    )
+    assert sent[0]["body"]["system"] == [{"text": "You answer weather questions in French."}]
+    data = json.loads(report.read_text())
+    assert data["live"] is True and [c["status"] for c in data["calls"]] == ["live"] * 3
+    assert next(x for x in done.stdout.splitlines() if x.startswith("{")) == output
