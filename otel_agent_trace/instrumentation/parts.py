@@ -49,6 +49,7 @@ PARTS: dict[str, str] = {
     "agent_trace_smolagents": "smolagents:SmolagentsInstrumentor",
     "agent_trace_llamaindex": "llamaindex:LlamaIndexInstrumentor",
     "agent_trace_autogen": "autogen:AutoGenInstrumentor",
+    "agent_trace_crewai": "crewai:CrewAIInstrumentor",
 }
 
 

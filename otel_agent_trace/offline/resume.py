@@ -2,7 +2,7 @@
 messages back into an agent — Strands / DevDuck agents (``agent.messages``), a LangGraph graph's
 state, the OpenAI Agents SDK's input items, a Pydantic AI agent's ``message_history``, a smolagents
 agent's memory, a LlamaIndex agent's ``chat_history``, an AutoGen ``AssistantAgent``'s model context,
-or a plain OpenAI- or Anthropic-format message list.
+the messages of a CrewAI agent's ``kickoff``, or a plain OpenAI- or Anthropic-format message list.
 
 Third-party libraries are imported only when an agent of theirs is given. Nothing from the file
 chooses code to import or a directory to change to: the agent comes from the caller.
@@ -37,7 +37,7 @@ class Restored:
     entry_id: str
     messages: list[dict[str, Any]]  # the recorded conversation
     # strands | langgraph | openai_agents | pydantic_ai | smolagents | llamaindex | autogen
-    # | openai_messages | anthropic_messages | callable | none
+    # | crewai | openai_messages | anthropic_messages | callable | none
     target: str
     restored: Any  # what was put in: the message list, the graph state, the input items
     system_prompt: Any = None
@@ -799,6 +799,8 @@ def kind_of(agent: Any) -> str:
         return "llamaindex"
     if module.startswith("autogen_agentchat") and hasattr(agent, "model_context"):
         return "autogen"
+    if module.startswith("crewai") and hasattr(agent, "kickoff") and hasattr(agent, "role"):
+        return "crewai"
     if isinstance(getattr(agent, "messages", None), list):
         return "strands"  # an agent object that keeps its conversation in .messages (DevDuck's wrapper too)
     if callable(agent):
@@ -868,6 +870,8 @@ def resume_from_snapshot(
     elif kind == "autogen":
         restored = to_autogen(_without_system(messages), str(getattr(agent, "name", "assistant")))
         asyncio.run(_into_model_context(agent, restored))
+    elif kind == "crewai":
+        restored = to_openai(_without_system(messages))  # kickoff's messages; the agent's own prompt
     elif kind == "callable":
         restored = to_openai(messages)
     return Restored(
@@ -945,6 +949,9 @@ def _answer_text(result: Any) -> str:
     final = getattr(result, "final_output", None)
     if final is not None:
         return str(final)
+    raw = getattr(result, "raw", None)  # CrewAI's output
+    if isinstance(raw, str):
+        return raw
     output = getattr(result, "output", None)  # Pydantic AI's run result
     if output is not None:
         return str(output)
@@ -994,6 +1001,8 @@ def resume_and_continue(
         result = asyncio.run(_run_llamaindex(agent, new_query, restored.restored))
     elif kind == "autogen":
         result = asyncio.run(agent.run(task=new_query))
+    elif kind == "crewai":
+        result = agent.kickoff([*restored.restored, {"role": "user", "content": new_query}])
     elif kind == "callable":
         result = agent([*restored.restored, {"role": "user", "content": new_query}])
     else:

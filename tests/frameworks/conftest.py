@@ -17,6 +17,7 @@ from tests.fakes.llm_server import FakeLLMServer
 def instrumented(provider: Any) -> Iterator[None]:
     from otel_agent_trace.instrumentation.autogen import AutoGenInstrumentor
     from otel_agent_trace.instrumentation.context import ContextInstrumentor
+    from otel_agent_trace.instrumentation.crewai import CrewAIInstrumentor
     from otel_agent_trace.instrumentation.langchain import LangChainInstrumentor
     from otel_agent_trace.instrumentation.langchain_tools import LangChainToolsInstrumentor
     from otel_agent_trace.instrumentation.llamaindex import LlamaIndexInstrumentor
@@ -39,6 +40,7 @@ def instrumented(provider: Any) -> Iterator[None]:
         SmolagentsInstrumentor(),
         LlamaIndexInstrumentor(),
         AutoGenInstrumentor(),
+        CrewAIInstrumentor(),
     ]
     mine = [inst for inst in instrumentors if not inst.is_instrumented_by_opentelemetry]
     for inst in mine:

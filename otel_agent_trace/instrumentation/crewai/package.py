@@ -1,0 +1,1 @@
+_instruments = ("crewai >= 1.15, < 2",)

@@ -1,0 +1,161 @@
+"""CrewAI (a crew of one agent with a tool, and an agent's own ``kickoff``) on its native OpenAI
+provider against the replay server: one ``invoke_workflow`` span per crew run with the agent's
+``invoke_agent`` span, its model calls and its tool call (the model's call id) under it, one
+trace, the session id on every span, the conversation and a snapshot per model call in the
+session, what the server saw matching what was recorded; a failing tool on its span; and the
+recorded conversation handed back to an agent's ``kickoff`` that continues it.
+
+CrewAI pins versions the main test environment does not have (openai < 3, its own mcp, pydantic):
+these run in a virtualenv of their own (``python -m tests.services.crewai_venv run``, a step of
+.ci/run)."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import pytest
+
+pytest.importorskip("crewai")
+os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")  # it would send to CrewAI
+os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
+
+from crewai import LLM, Agent, Crew, Task  # noqa: E402
+from crewai.tools import tool  # noqa: E402
+from opentelemetry.trace import StatusCode  # noqa: E402
+
+import otel_agent_trace as oat  # noqa: E402
+from otel_agent_trace.offline.resume import resume_and_continue, resume_from_snapshot  # noqa: E402
+from tests.context.helpers import spans_of, tree  # noqa: E402
+
+QUESTION = "What's the weather in Paris?"
+ANSWER = "It is 18°C and sunny in Paris."
+TOOL_OUTPUT = "18°C and sunny in Paris"
+AGENT = (
+    "invoke_agent weather",
+    [("chat gpt-4o-mini", []), ("execute_tool get_weather", []), ("chat gpt-4o-mini", [])],
+)
+
+
+@tool("get_weather")
+def get_weather(city: str) -> str:
+    """Weather of a city."""
+    return f"18°C and sunny in {city}"
+
+
+def _agent(llm: Any, weather: Any = get_weather) -> Agent:
+    model = LLM(model="openai/gpt-4o-mini", base_url=llm.openai_url, api_key="sk-test", max_retries=0)
+    return Agent(
+        role="weather",
+        goal="Answer weather questions",
+        backstory="You know the weather.",
+        tools=[weather],
+        llm=model,
+        verbose=False,
+    )
+
+
+def _crew(agent: Agent) -> Crew:
+    task = Task(description=QUESTION, expected_output="The weather.", agent=agent)
+    return Crew(agents=[agent], tasks=[task], verbose=False)
+
+
+def test_a_crew_run_is_one_tree_and_one_trace(llm, checkpoint, memory_exporter):
+    llm.queue("openai_chat_tool_call", "openai_chat_final")
+    assert str(_crew(_agent(llm)).kickoff()) == ANSWER
+    files = [p for p in checkpoint.files if "checkpoint" not in p.name]
+    checkpoint_file = next(p for p in checkpoint.files if "checkpoint" in p.name)
+    session_id = checkpoint.session_id
+    checkpoint.stop()
+
+    finished = memory_exporter.get_finished_spans()
+    assert len({s.context.trace_id for s in finished}) == 1
+    assert all(s.attributes["agent_trace.session.id"] == session_id for s in finished)
+    spans = [s for s in spans_of(files[0]) if not s.name.startswith(("POST", "GET"))]
+    assert tree(spans) == [("invoke_workflow crew", [AGENT])]
+    run = next(s for s in finished if s.name == "invoke_agent weather")
+    assert run.attributes["gen_ai.provider.name"] == "openai"
+    assert run.attributes["gen_ai.request.model"] == "gpt-4o-mini"
+    tool_span = next(s for s in finished if s.name == "execute_tool get_weather")
+    assert tool_span.attributes["gen_ai.tool.call.id"] == "call_weather_1"
+    assert tool_span.attributes["gen_ai.tool.description"] == "Weather of a city."
+    chats = [s for s in finished if s.name == "chat gpt-4o-mini"]
+    assert [c.attributes["gen_ai.response.id"] for c in chats] == ["chatcmpl-tool001", "chatcmpl-final01"]
+
+    sent = llm.requests[1]["body"]["messages"]
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool"]
+    assert sent[2]["tool_calls"][0]["id"] == sent[3]["tool_call_id"] == "call_weather_1"
+    assert sent[3]["content"] == TOOL_OUTPUT
+    session = oat.load_session(checkpoint_file)
+    recorded = session.conversation()
+    assert [m["role"] for m in recorded] == ["system", "user", "assistant", "tool", "assistant"]
+    assert recorded[3]["tool_call_id"] == "call_weather_1" and recorded[-1]["content"] == ANSWER
+    assert len([e for e in session.events if e.type == "snapshot"]) == 2
+    in_session = spans_of(checkpoint_file)
+    agent_entry = next(s for s in in_session if s.name == "invoke_agent weather")
+    assert agent_entry.content["agent_input"] == QUESTION and agent_entry.content["agent_output"] == ANSWER
+    tool_entry = next(s for s in in_session if s.name == "execute_tool get_weather")
+    assert tool_entry.content["tool_arguments"] == {"city": "Paris"}
+    assert tool_entry.content["tool_result"] == TOOL_OUTPUT
+
+
+def test_an_agents_own_kickoff_is_one_agent_span(llm, memory_exporter):
+    llm.queue("openai_chat_tool_call", "openai_chat_final")
+    assert _agent(llm).kickoff(QUESTION).raw == ANSWER
+    finished = memory_exporter.get_finished_spans()
+    (root,) = [s for s in finished if s.parent is None]
+    assert root.name == "invoke_agent weather"
+    assert len({s.context.trace_id for s in finished}) == 1
+    assert sorted(
+        s.name for s in finished if s.parent is not None and s.parent.span_id == root.context.span_id
+    ) == [
+        "chat gpt-4o-mini",
+        "chat gpt-4o-mini",
+        "execute_tool get_weather",
+    ]
+
+
+def test_a_failing_tool_is_on_its_span_and_the_run_goes_on(llm, memory_exporter):
+    @tool("get_weather")
+    def broken(city: str) -> str:
+        """Weather of a city."""
+        raise RuntimeError("weather service down")
+
+    llm.queue("openai_chat_tool_call", "openai_chat_final")
+    assert str(_crew(_agent(llm, broken)).kickoff()) == ANSWER  # CrewAI hands the error to the model
+    (span,) = [s for s in memory_exporter.get_finished_spans() if s.name == "execute_tool get_weather"]
+    assert span.status.status_code is StatusCode.ERROR
+    assert span.attributes["error.type"] == "tool_error"
+    assert "weather service down" in llm.requests[1]["body"]["messages"][3]["content"]
+
+
+def test_a_failed_run_ends_its_spans_with_the_error(llm, memory_exporter):
+    llm.queue(*["openai_error_400"] * 10)  # CrewAI tries the call again
+    with pytest.raises(Exception) as raised:
+        _crew(_agent(llm)).kickoff()
+    by_name = {s.name: s for s in memory_exporter.get_finished_spans()}
+    for name in ("invoke_workflow crew", "invoke_agent weather"):
+        assert by_name[name].status.status_code is StatusCode.ERROR
+    assert by_name["invoke_workflow crew"].attributes["error.type"] == type(raised.value).__qualname__
+
+
+def test_the_recorded_conversation_is_handed_to_kickoff_that_continues_it(llm, checkpoint):
+    llm.queue("openai_chat_tool_call", "openai_chat_final")
+    _crew(_agent(llm)).kickoff()
+    path = next(p for p in checkpoint.files if "checkpoint" in p.name)
+    checkpoint.stop()
+    session = oat.load_session(path)
+    agent = _agent(llm)
+    restored = resume_from_snapshot(session, None, agent=agent)
+    assert restored.target == "crewai"
+    assert [m["role"] for m in restored.restored] == ["user", "assistant", "tool", "assistant"]
+
+    llm.reset()
+    done = resume_and_continue(session, None, "And tomorrow?", agent)  # the server's default answer
+    assert done.answer == "Hello! How can I help you today?"
+    sent = llm.requests[-1]["body"]["messages"]
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "assistant", "user"]
+    assert QUESTION in sent[1]["content"] and sent[3]["tool_call_id"] == "call_weather_1"
+    assert json.loads(sent[2]["tool_calls"][0]["function"]["arguments"]) == {"city": "Paris"}
+    assert sent[4]["content"] == ANSWER and "And tomorrow?" in sent[-1]["content"]
