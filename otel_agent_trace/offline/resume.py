@@ -2,7 +2,8 @@
 messages back into an agent — Strands / DevDuck agents (``agent.messages``), a LangGraph graph's
 state, the OpenAI Agents SDK's input items, a Pydantic AI agent's ``message_history``, a smolagents
 agent's memory, a LlamaIndex agent's ``chat_history``, an AutoGen ``AssistantAgent``'s model context,
-the messages of a CrewAI agent's ``kickoff``, or a plain OpenAI- or Anthropic-format message list.
+the messages of a CrewAI agent's ``kickoff``, a Google ADK session's contents, or a plain
+OpenAI- or Anthropic-format message list.
 
 Third-party libraries are imported only when an agent of theirs is given. Nothing from the file
 chooses code to import or a directory to change to: the agent comes from the caller.
@@ -37,7 +38,7 @@ class Restored:
     entry_id: str
     messages: list[dict[str, Any]]  # the recorded conversation
     # strands | langgraph | openai_agents | pydantic_ai | smolagents | llamaindex | autogen
-    # | crewai | openai_messages | anthropic_messages | callable | none
+    # | crewai | google_adk | openai_messages | anthropic_messages | callable | none
     target: str
     restored: Any  # what was put in: the message list, the graph state, the input items
     system_prompt: Any = None
@@ -749,6 +750,63 @@ async def _into_model_context(agent: Any, messages: list[Any]) -> None:
         await context.add_message(message)
 
 
+def to_adk(messages: list[dict[str, Any]]) -> list[Any]:
+    """Google ADK session contents (``google.genai.types.Content``; imports ``google.genai``):
+    a model's tool calls as ``function_call`` parts, their results as ``function_response`` parts
+    of a user turn, with the calls' ids."""
+    from google.genai import types
+
+    out: list[Any] = []
+    names: dict[Any, str] = {}
+    for m in neutral(messages):
+        role, text = m["role"], m["content"]
+        if role == "tool":
+            call_id = m.get("tool_call_id")
+            try:
+                response = json.loads(text)
+            except ValueError:
+                response = None
+            if not isinstance(response, dict):
+                response = {"result": text}
+            call = types.FunctionResponse(
+                id=call_id, name=m.get("name") or names.get(call_id, "tool"), response=response
+            )
+            part = types.Part(function_response=call)
+            if out and out[-1].role == "user" and all(p.function_response for p in out[-1].parts or ()):
+                out[-1].parts.append(part)
+            else:
+                out.append(types.Content(role="user", parts=[part]))
+            continue
+        parts = [types.Part(text=text)] if text else []
+        for c in m.get("tool_calls") or ():
+            names[c["id"]] = c["name"]
+            parts.append(
+                types.Part(function_call=types.FunctionCall(id=c["id"], name=c["name"], args=c["arguments"]))
+            )
+        out.append(types.Content(role="model" if role == "assistant" else "user", parts=parts))
+    return out
+
+
+async def _run_adk(agent: Any, history: list[Any], query: str) -> Any:
+    """Run ``agent`` on a new in-memory ADK session holding ``history``, asked ``query``; its
+    final response's text."""
+    from google.adk.events import Event
+    from google.adk.runners import InMemoryRunner
+    from google.genai import types
+
+    runner = InMemoryRunner(agent=agent, app_name="resumed")
+    session = await runner.session_service.create_session(app_name="resumed", user_id="user")
+    for content in history:
+        author = "user" if content.role == "user" else agent.name
+        await runner.session_service.append_event(session, Event(author=author, content=content))
+    answer = None
+    message = types.Content(role="user", parts=[types.Part(text=query)])
+    async for event in runner.run_async(user_id="user", session_id=session.id, new_message=message):
+        if event.is_final_response() and event.content is not None:
+            answer = "".join(p.text or "" for p in event.content.parts or ())
+    return answer
+
+
 def _smolagents_memory(messages: list[Any]) -> Any:
     """A smolagents memory step that gives the agent ``messages`` as they were."""
     from dataclasses import dataclass, field
@@ -801,6 +859,8 @@ def kind_of(agent: Any) -> str:
         return "autogen"
     if module.startswith("crewai") and hasattr(agent, "kickoff") and hasattr(agent, "role"):
         return "crewai"
+    if module.startswith("google.adk"):
+        return "google_adk"
     if isinstance(getattr(agent, "messages", None), list):
         return "strands"  # an agent object that keeps its conversation in .messages (DevDuck's wrapper too)
     if callable(agent):
@@ -872,6 +932,8 @@ def resume_from_snapshot(
         asyncio.run(_into_model_context(agent, restored))
     elif kind == "crewai":
         restored = to_openai(_without_system(messages))  # kickoff's messages; the agent's own prompt
+    elif kind == "google_adk":
+        restored = to_adk(_without_system(messages))  # a session's contents; the agent's instruction
     elif kind == "callable":
         restored = to_openai(messages)
     return Restored(
@@ -1003,6 +1065,8 @@ def resume_and_continue(
         result = asyncio.run(agent.run(task=new_query))
     elif kind == "crewai":
         result = agent.kickoff([*restored.restored, {"role": "user", "content": new_query}])
+    elif kind == "google_adk":
+        result = asyncio.run(_run_adk(agent, restored.restored, new_query))
     elif kind == "callable":
         result = agent([*restored.restored, {"role": "user", "content": new_query}])
     else:

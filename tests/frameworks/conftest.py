@@ -18,6 +18,7 @@ def instrumented(provider: Any) -> Iterator[None]:
     from otel_agent_trace.instrumentation.autogen import AutoGenInstrumentor
     from otel_agent_trace.instrumentation.context import ContextInstrumentor
     from otel_agent_trace.instrumentation.crewai import CrewAIInstrumentor
+    from otel_agent_trace.instrumentation.google_adk import GoogleADKInstrumentor
     from otel_agent_trace.instrumentation.langchain import LangChainInstrumentor
     from otel_agent_trace.instrumentation.langchain_tools import LangChainToolsInstrumentor
     from otel_agent_trace.instrumentation.llamaindex import LlamaIndexInstrumentor
@@ -41,6 +42,7 @@ def instrumented(provider: Any) -> Iterator[None]:
         LlamaIndexInstrumentor(),
         AutoGenInstrumentor(),
         CrewAIInstrumentor(),
+        GoogleADKInstrumentor(),
     ]
     mine = [inst for inst in instrumentors if not inst.is_instrumented_by_opentelemetry]
     for inst in mine:

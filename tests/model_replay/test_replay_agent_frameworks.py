@@ -1,9 +1,10 @@
-"""The agent frameworks of issue 36 (Pydantic AI, smolagents, LlamaIndex, AutoGen, CrewAI), each a
-real example agent on its own OpenAI client, recorded under the real ``opentelemetry-instrument`` against the
-local model server, then model-replayed with that server stopped: the same tool calls (the
-model's ids) and answer, every exchange answered, no divergence; a changed prompt is reported at
-the first call. The recording itself is one ``invoke_agent`` tree in one trace, with the session
-id on every span."""
+"""The agent frameworks of issue 36 (Pydantic AI, smolagents, LlamaIndex, AutoGen, CrewAI, Google
+ADK), each a real example agent on its own OpenAI client, recorded under the real
+``opentelemetry-instrument`` against the local model server, then model-replayed with that server
+stopped: the same tool calls (the model's ids) and answer, every exchange answered, no divergence;
+a changed prompt is reported at the first call. The recording itself is one tree in one trace,
+with the session id on every span. Each framework runs where it is installed (the main test
+environment or a virtualenv of tests/services/); elsewhere its cases are skipped."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ AGENTS = {
     "autogen": ("autogen_ext.models.openai", EXAMPLES / "autogen_weather.py", "openai"),
     # in a virtualenv of its own: tests/services/crewai_venv.py
     "crewai": ("crewai", EXAMPLES / "crewai_weather.py", "openai"),
+    # in a virtualenv of its own: tests/services/adk_venv.py
+    "google-adk": ("google.adk", EXAMPLES / "adk_weather.py", "openai"),
 }
 NOT_STREAMED = {"crewai"}  # a crew's answers are not streamed
 # a ToolCallingAgent answers through its final_answer tool
@@ -65,6 +68,10 @@ def test_the_recording_is_one_agent_tree_in_one_trace(recorded):
     if recorded.script.name == "crewai_weather.py":
         genai = [s for s in spans if s.name.startswith(("invoke_", "chat", "execute_tool"))]
         expected = [("invoke_workflow crew", expected)]
+    if recorded.script.name == "adk_weather.py":  # ADK's own spans; its model span is adopted
+        genai = [s for s in spans if s.name.startswith(("invoke_", "generate_content", "execute_tool"))]
+        steps = [(name.replace("chat", "generate_content"), kids) for name, kids in STEPS]
+        expected = [("invoke_workflow weather", [("invoke_agent weather", steps)])]
     assert tree(genai) == expected  # (the system layer's spans left out)
     assert len({s.trace_id for s in spans}) == 1
     assert len({s.attributes["agent_trace.session.id"] for s in spans}) == 1

@@ -3,14 +3,16 @@ virtualenv of its own (the main one pins openai 3.x and mcp 1.30):
 
 * ``frameworks2``: LlamaIndex (``llama-index-llms-openai``) and AutoGen (``autogen-ext[openai]``),
   which need openai < 3 (``tests/constraints-frameworks2.txt``);
-* ``crewai`` (``python -m tests.services.crewai_venv``): CrewAI, which pins its own openai, mcp and
-  pydantic (``tests/constraints-crewai.txt``).
+* ``crewai_venv``: CrewAI, which pins its own openai, mcp and pydantic
+  (``tests/constraints-crewai.txt``);
+* ``adk_venv``: Google ADK, which pins google-genai < 3 and its own OpenTelemetry
+  (``tests/constraints-adk.txt``).
 
 ``python -m tests.services.frameworks2 install`` makes ``$AGENT_TRACE_FRAMEWORKS2_VENV`` (default
 ``~/.cache/otel-agent-trace/frameworks-openai2-venv``) if it is missing and installs this checkout
 (editable), the frameworks and the test runner there, pinned by the constraints file, then
-``pip check``. ``python -m tests.services.frameworks2 run`` does that and runs :data:`TESTS` there
-(.ci/run).
+``pip check``. ``python -m tests.services.frameworks2 run`` does that and runs the leg's tests
+there (.ci/run); the other legs alike.
 """
 
 from __future__ import annotations

@@ -1,0 +1,36 @@
+"""``agent_trace_google_adk``: Google ADK emits its own GenAI spans (``invoke_workflow``,
+``invoke_agent {name}``, ``generate_content {model}``, ``execute_tool {name}`` with the call id);
+we add to them and make none of our own: the run's input and final answer on the agent span, a
+function tool's arguments and result on the tool span. The model call underneath (its
+``OpenAILlm`` → ``openai``; ``google-genai`` for Gemini) adopts ADK's ``generate_content`` span:
+its messages and snapshot reach the session, no second model span is made."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
+from otel_agent_trace.instrumentation._patching import Patches
+
+
+class GoogleADKInstrumentor(DeferredInstrumentor):  # type: ignore[misc]
+    library_module = "google.adk"
+    _patches = Patches("agent_trace_google_adk")
+
+    def instrumentation_dependencies(self) -> Collection[str]:
+        from .package import _instruments  # read when asked, not at start-up
+
+        return _instruments
+
+    def _instrument_now(self, **kwargs: Any) -> None:
+        from . import wrappers
+
+        tracer = self._patches.tracer
+        self._patches.wrap("google.adk.agents.llm_agent", "LlmAgent._run_async_impl", wrappers.agent_run)
+        self._patches.wrap(
+            "google.adk.tools.function_tool", "FunctionTool.run_async", wrappers.tool_wrapper(tracer)
+        )
+
+
+__all__ = ["GoogleADKInstrumentor"]

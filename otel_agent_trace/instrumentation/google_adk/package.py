@@ -1,0 +1,1 @@
+_instruments = ("google-adk >= 2.13, < 3",)
