@@ -19,6 +19,12 @@ LIBRARIES = (
     "agents",
     "langchain_core",
     "mcp",
+    "pydantic_ai",
+    "smolagents",
+    "llama_index.core",
+    "autogen_agentchat",
+    "crewai",
+    "google.adk",
 )
 
 _PROBE = """
