@@ -859,7 +859,7 @@ def kind_of(agent: Any) -> str:
         return "autogen"
     if module.startswith("crewai") and hasattr(agent, "kickoff") and hasattr(agent, "role"):
         return "crewai"
-    if module.startswith("google.adk"):
+    if module.startswith("google.adk") and hasattr(agent, "sub_agents"):
         return "google_adk"
     if isinstance(getattr(agent, "messages", None), list):
         return "strands"  # an agent object that keeps its conversation in .messages (DevDuck's wrapper too)
