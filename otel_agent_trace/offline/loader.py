@@ -16,26 +16,17 @@ import re
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from otel_agent_trace import session_format as fmt
-from otel_agent_trace.session_format.reader import (
-    ReadIssue,
-    Source,
-    child_files,
-    iter_lines,
-    open_regular,
-    open_source,
-)
-from otel_agent_trace.session_format.views import MESSAGE_ENTRY_KEYS
+from otel_agent_trace.session_format.reader import ReadIssue, Source, iter_lines, open_regular, open_source
 
 from . import formats
-from .formats import BadEntry, devduck, dm, native
+from .formats import BadEntry, Format, native
+from .formats.records import Event, SpanRecord
 from .terminal import clean
 
 
@@ -45,74 +36,6 @@ class SessionReadWarning(UserWarning):
 
 class EntryLookupError(LookupError):
     """No entry, or several, match an id or id prefix; the message lists the candidates."""
-
-
-@dataclass(slots=True)
-class Event:
-    """One entry, with DevDuck's field names (``timestamp_ns``, ``layer``, ``event_type``, ``data``)."""
-
-    id: str
-    parent_id: str
-    type: str
-    layer: str
-    timestamp_ns: int
-    data: dict[str, Any]
-
-    @property
-    def event_type(self) -> str:
-        """The event's name for span events (``file.open``, …), otherwise the entry type."""
-        if self.type == fmt.SPAN_EVENT:
-            name = self.data.get("name")
-            return name if isinstance(name, str) else self.type
-        return self.type
-
-    @property
-    def trace_id(self) -> str | None:
-        return self.data.get("trace_id")
-
-    @classmethod
-    def from_entry(cls, entry: dict[str, Any]) -> Event:
-        return cls(
-            id=str(entry.get("id", "")),
-            parent_id=str(entry.get("parent_id") or ""),
-            type=str(entry.get("type", "")),
-            layer=str(entry.get("layer") or ""),
-            timestamp_ns=int(entry.get("ts") or 0),
-            data=entry,
-        )
-
-
-@dataclass
-class SpanRecord:
-    """A span put back together from its ``span.start`` / ``span.end`` entries."""
-
-    span_id: str
-    trace_id: str
-    name: str
-    layer: str
-    parent_span_id: str | None
-    start_ns: int
-    end_ns: int | None = None
-    status: str = fmt.STATUS_UNFINISHED
-    status_description: str | None = None
-    kind: str | None = None
-    attributes: dict[str, Any] = field(default_factory=dict)
-    content: dict[str, Any] = field(default_factory=dict)
-    events: list[dict[str, Any]] = field(default_factory=list)
-    entry_id: str = ""
-    parent_entry_id: str = ""
-
-    @property
-    def finished(self) -> bool:
-        return self.end_ns is not None
-
-    @property
-    def duration_ns(self) -> int | None:
-        return None if self.end_ns is None else self.end_ns - self.start_ns
-
-    @property
-    def duration_s(self) -> float | None:
-        return None if self.end_ns is None else (self.end_ns - self.start_ns) / 1e9
 
 
 @contextmanager
@@ -130,7 +53,6 @@ def _no_gc() -> Iterator[None]:
 
 # --- streaming ------------------------------------------------------------------------------------
 
-_SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$")
 _CHILD_FILE = re.compile(r"\.p\d+(\.checkpoint)?\.jsonl$")
 
 
@@ -139,38 +61,24 @@ def _entries_of(
     name: str,
     issues: list[ReadIssue],
     lenient: bool,
-    normalizer: Any | None,
-    module: ModuleType | None,
+    module: Format | None,
     source: Source | None = None,
-) -> Iterator[tuple[ModuleType, dict[str, Any]]]:
-    """The entries of one file, each normalised by its format (told from its first entry)."""
+) -> Iterator[tuple[Format, dict[str, Any]]]:
+    """The entries of one file, each normalised by its format (told from its first entry unless
+    given)."""
+    normalizer = None if module is None else module.normalizer(source)
     for line, raw in iter_lines(stream, name, issues=issues, strict=not lenient):
-        if module is None:
+        if module is None or normalizer is None:
             module = formats.detect(raw)
-            if module is devduck:  # told what its metadata.json says (a ring may have lost the start)
-                normalizer = devduck.Normalizer(None if source is None else _devduck_metadata(source))
-            else:
-                normalizer = module.Normalizer()
+            normalizer = module.normalizer(source)
         try:
-            entry = normalizer.normalize(raw)  # type: ignore[union-attr]
+            entry = normalizer.normalize(raw)
         except BadEntry as exc:
             if not lenient:
                 raise fmt.SessionFormatError(name, line, str(exc)) from None
             issues.append(ReadIssue(name, line, f"{exc}; skipped"))
             continue
         yield module, entry
-
-
-def _devduck_metadata(source: Source) -> dict[str, Any] | None:
-    """A DevDuck ZIP's ``metadata.json`` (``None`` when there is none, or it is no JSON object:
-    what is wrong with it is said where the ZIP's members are read)."""
-    if source.archive is None:
-        return None
-    try:
-        meta = source.archive.read_json(fmt.ZIP_METADATA)
-    except fmt.SessionFormatError:
-        return None
-    return meta if isinstance(meta, dict) else None
 
 
 def _stream(
@@ -180,30 +88,23 @@ def _stream(
     lenient: bool,
     children: bool = True,
     on_source: Callable[[Source], None] | None = None,
-) -> Iterator[tuple[ModuleType, dict[str, Any]]]:
-    """Every entry of a session, normalised: its file (or ZIP, or unpacked ZIP directory), then,
-    for our JSONL named by its session id, its child processes' files, as the ZIP orders them."""
+) -> Iterator[tuple[Format, dict[str, Any]]]:
+    """Every entry of a session, normalised: its file (or ZIP, or unpacked ZIP directory), then
+    the files its format reads with it (our JSONL's child processes' files, as the ZIP orders them)."""
     root: dict[str, Any] | None = None
-    module: ModuleType | None = None
+    module: Format | None = None
     with open_source(path) as source:
         if on_source is not None:
             on_source(source)
-        for module, entry in _entries_of(source.stream, source.name, issues, lenient, None, None, source):
+        for module, entry in _entries_of(source.stream, source.name, issues, lenient, None, source):
             root = root or entry
             yield module, entry
         in_archive = source.archive is not None
-    if not children or in_archive or module is not native or root is None:
+    if not children or in_archive or module is None or root is None:
         return
-    if root.get("type") != fmt.SESSION_START:
-        return
-    session_id, tier = root.get("session_id"), root.get("tier") or "trace"
-    if not isinstance(session_id, str) or not _SESSION_ID.match(session_id):
-        return
-    if path.name != fmt.session_file_name(session_id, tier):
-        return  # children are found only beside the file named by the session
-    for child in child_files(path.parent, session_id, path, tier, issues)[1:]:
+    for child in module.child_files(path, root, issues):
         with open_regular(child) as stream:
-            yield from _entries_of(stream, str(child), issues, lenient, native.Normalizer(), native)
+            yield from _entries_of(stream, str(child), issues, lenient, module)
 
 
 def iter_entries(
@@ -230,7 +131,7 @@ def iter_entries(
     )
 
 
-def session_format_of(path: str | os.PathLike[str]) -> ModuleType:
+def session_format_of(path: str | os.PathLike[str]) -> Format:
     """The format of a session (:mod:`.formats` module), told from its first entry; only that
     entry is read."""
     for module, _ in _stream(_resolve(Path(path).expanduser()), [], lenient=True, children=False):
@@ -303,7 +204,9 @@ class LoadedSession:
         self.issues: list[ReadIssue] = []
         self._archive_metadata: dict[str, Any] | None = None
         self._archive_snapshots: list[dict[str, Any]] | None = None
-        self.format: ModuleType = native
+        self._snapshots: list[dict[str, Any]] | None = None
+        self._tier: str | None = None
+        self.format: Format = native
         self.events: list[Event] = []
         append = self.events.append
         shared: dict[str, str] = {}  # one copy of each repeated text (ids of parents, spans, traces)
@@ -317,7 +220,7 @@ class LoadedSession:
                     raise fmt.SessionFormatError(self.path, None, _too_many(max_entries), too_large=True)
                 for key in _REPEATED_FIELDS:
                     value = entry.get(key)
-                    if value.__class__ is str:
+                    if type(value) is str:
                         entry[key] = one(value, value)
                 append(
                     Event(
@@ -333,7 +236,7 @@ class LoadedSession:
             raise fmt.SessionFormatError(self.path, None, "no session entries")
         self._index()
         if self.evicted_events:  # told, not an issue: nothing in the file is wrong, it is lossy
-            warnings.warn(clean(self._evicted_note()), SessionReadWarning, stacklevel=3)
+            warnings.warn(clean(self.format.evicted_note(self)), SessionReadWarning, stacklevel=3)
         if strict and self.issues:
             first = self.issues[0]
             raise fmt.SessionFormatError(first.path, first.line, f"{first.reason} (strict)")
@@ -432,13 +335,10 @@ class LoadedSession:
 
     @property
     def session_id(self) -> str:
-        for value in (
-            self.root.data.get("session_id"),
-            (self._archive_metadata or {}).get("session_id"),
-            self.root.data.get("run_id"),
-        ):
-            if isinstance(value, str) and value:
-                return value
+        """As the file (or its archive's metadata) says, else the file's name."""
+        own = self.format.session_id(self.root.data, self._archive_metadata)
+        if own:
+            return own
         name = self.path.name
         for suffix in (fmt.JSONL_SUFFIX, fmt.ZIP_SUFFIX):
             name = name.removesuffix(suffix)
@@ -449,67 +349,30 @@ class LoadedSession:
         """``trace`` or ``checkpoint`` (the tier whose messages can be resumed): ours as the file
         says; a DM-Code-Agent file is checkpoint-tier when a ``checkpoint`` entry holds its
         conversation (DM's ``--checkpoint`` file)."""
-        if self.format is dm:
-            return "checkpoint" if self._dm_checkpoints else "trace"
-        tier = self.root.data.get("tier") or (self._archive_metadata or {}).get("tier") or "trace"
-        return str(tier)
-
-    @cached_property
-    def _dm_checkpoints(self) -> int:
-        return sum(1 for e in self.events if e.type == dm.CHECKPOINT and dm.conversation(e.data) is not None)
+        if self._tier is None:
+            self._tier = self.format.tier(self)
+        return self._tier
 
     @cached_property
     def evicted_events(self) -> int:
         """How many events DevDuck's ring of 10,000 dropped before the file was written (its
         ``metadata.json`` counts them, ``session.start`` goes first); 0 for every other file."""
-        if self.format is not devduck:
-            return 0
-        end = self._end()
-        return devduck.evicted(
-            len(self.events),
-            end is not None,
-            self._archive_metadata or {},
-            None if end is None else end.data.get("events"),
-        )
+        return self.format.evicted(self)
 
-    def _evicted_note(self) -> str:
-        meta = self._archive_metadata or {}
-        started = "" if self.root.type == devduck.START else f", {devduck.START} among them"
-        return (
-            f"{self.path}: DevDuck's ring of {devduck.RING:,} events dropped the first "
-            f"{self.evicted_events:,} of this session{started} (metadata.json total_events "
-            f"{meta.get('total_events')}, {len(self.events):,} in events.jsonl)"
-        )
+    @property
+    def archive_metadata(self) -> dict[str, Any] | None:
+        """The session ZIP's ``metadata.json``, when it was read from one that has it."""
+        return self._archive_metadata
 
     @property
     def metadata(self) -> dict[str, Any]:
         if self._archive_metadata is not None:
             return self._archive_metadata
-        if self.format is not native:
-            meta = {
-                "session_id": self.session_id,
-                "format": self.format.NAME,
-                "total_events": len(self.events),
-            }
-            start = next((e for e in self.events if e.type == "run_start"), None)
-            if start is not None:
-                meta.update({k: v for k, v in start.data.items() if k not in MESSAGE_ENTRY_KEYS})
-            if self.format is dm:
-                end = self._end()
-                meta["tier"] = self.tier
-                meta["status"], meta["duration_seconds"] = dm.run_end_facts(end.data) if end else ("", None)
-            return meta
-        root_meta = self.root.data.get("metadata")
-        meta = dict(root_meta) if isinstance(root_meta, dict) else {}
-        meta["tier"] = self.root.data.get("tier")
-        end = self._end()
-        if end is not None:
-            meta["duration_seconds"] = (end.data.get("duration_ns") or 0) / 1e9
-            meta["counts"] = end.data.get("counts")
-        meta["total_events"] = len(self.events)
-        return meta
+        return self.format.metadata(self)
 
-    def _end(self) -> Event | None:
+    @property
+    def end_event(self) -> Event | None:
+        """The last entry that says the recording was stopped (``None`` for a killed process)."""
         for event in reversed(self.events):
             if event.type in self.format.END_TYPES:
                 return event
@@ -520,48 +383,21 @@ class LoadedSession:
         """Seconds from the first entry to the end of the session (or its last entry). DevDuck's
         and DM's are their own measure: ``session.stop``'s, the last ``run_end``'s
         ``duration_seconds`` (DM never reads its timestamps: ``None`` when no ``run_end`` says)."""
-        if self.format is dm:
-            end = self._end()
-            return None if end is None else dm.run_end_facts(end.data)[1]
-        if self.format is devduck:
-            own = devduck.duration_s(self.events, self._archive_metadata or {})
-            if own is not None:
-                return own
-        first = self.root.timestamp_ns
-        end = self._end()
-        if self.format is native and end is not None:
-            return (end.timestamp_ns - first) / 1e9
-        stamps = [e.timestamp_ns for e in self.events if e.timestamp_ns]
-        return (max(stamps) - min(stamps)) / 1e9 if stamps else 0.0
+        return self.format.duration(self)
 
     @property
     def complete(self) -> bool:
         """Whether the recording was stopped properly (``False`` for a killed process)."""
-        return self._end() is not None
+        return self.end_event is not None
 
-    @cached_property
+    @property
     def snapshots(self) -> list[dict[str, Any]]:
         """DevDuck-shaped snapshots (:func:`otel_agent_trace.session_format.views.snapshot_view`):
         the same from a session's ``.jsonl`` and from its ``.zip``."""
-        if self._archive_snapshots is not None:
-            return self._archive_snapshots
-        if self.format is devduck:
-            return []
-        if self.format is dm:
-            return self._dm_snapshots()
-        return fmt.build_snapshots(lambda: (e.data for e in self.events))
-
-    def _dm_snapshots(self) -> list[dict[str, Any]]:
-        """DM's ``checkpoint`` entries, numbered from 1, each with its conversation."""
-        out = []
-        since = 0
-        for event in self.events:
-            if event.type in dm.SNAPSHOT_TYPES:
-                out.append(dm.snapshot(event.data, len(out) + 1, since))
-                since = 0
-            else:
-                since += 1
-        return out
+        if self._snapshots is None:
+            own = self._archive_snapshots
+            self._snapshots = own if own is not None else self.format.snapshots(self.events)
+        return self._snapshots
 
     def get_snapshot(self, snapshot_id: int) -> dict[str, Any]:
         """Snapshot ``snapshot_id`` (1-based, as DevDuck numbers them)."""
@@ -572,8 +408,7 @@ class LoadedSession:
         raise KeyError(f"{self.path}: no snapshot {snapshot_id} (snapshots: {known or 'none'})")
 
     def _message_view(self, entry_id: str) -> dict[str, Any]:
-        event = self._by_id.get(entry_id)
-        return fmt.message_view(None if event is None else event.data, entry_id)
+        return native.message_view(self, entry_id)
 
     def get_events_by_layer(self, layer: str) -> list[Event]:
         return [e for e in self.events if e.layer == layer]
@@ -646,94 +481,15 @@ class LoadedSession:
             return self._spans()
 
     def _spans(self) -> list[SpanRecord]:
-        if self.format is devduck:
-            return _devduck_spans(self.events)
-        if self.format is dm:
-            return _dm_spans(self.events)
-        spans: dict[str, SpanRecord] = {}
-        for e in self.events:
-            d = e.data
-            if e.type == fmt.SPAN_START:
-                spans[d["span_id"]] = SpanRecord(
-                    span_id=d["span_id"],
-                    trace_id=d.get("trace_id") or "",
-                    name=d.get("name") or "",
-                    layer=e.layer,
-                    parent_span_id=d.get("parent_span_id"),
-                    start_ns=e.timestamp_ns,
-                    kind=d.get("kind"),
-                    attributes=dict(d.get("attributes") or {}),
-                    entry_id=e.id,
-                    parent_entry_id=e.parent_id,
-                )
-            elif e.type == fmt.SPAN_END:
-                rec = spans.get(d["span_id"])
-                if rec is not None and rec.finished:
-                    continue  # ended twice (a forked child ending a span it inherited): the first end
-                if rec is None:  # a span that ended before its start was written: its end says all
-                    rec = spans[d["span_id"]] = SpanRecord(
-                        span_id=d["span_id"],
-                        trace_id=d.get("trace_id") or "",
-                        name=d.get("name") or "",
-                        layer=e.layer,
-                        parent_span_id=d.get("parent_span_id"),
-                        start_ns=e.timestamp_ns - int(d.get("duration_ns") or 0),
-                        kind=d.get("kind"),
-                        entry_id=e.id,
-                        parent_entry_id=e.parent_id,
-                    )
-                rec.end_ns = e.timestamp_ns
-                status = d.get("status") or {}
-                rec.status = status.get("code") or fmt.STATUS_UNSET
-                rec.status_description = status.get("description")
-                rec.attributes.update(d.get("attributes") or {})
-                rec.content = d.get("content") or {}
-            elif e.type == fmt.SPAN_EVENT:
-                rec = spans.get(d["span_id"])
-                if rec is not None:
-                    rec.events.append(d)
-        return list(spans.values())
+        return self.format.spans(self.events)
 
     def conversation(self, until_entry_id: str | None = None) -> list[dict[str, Any]]:
         """The conversation as of the last model call (or the last one at or before an entry, by
-        id or unique prefix): its input messages followed by its output messages."""
+        id or unique prefix): its input messages followed by its output messages. DevDuck's: the
+        last snapshot's messages, then later ``message`` events (their previews); DM's: the
+        ``message`` entries since the run's latest ``run_start``."""
         until = None if until_entry_id is None else self.find(until_entry_id).id
-        if self.format is not native:
-            return self._foreign_conversation(until)
-        last: Event | None = None
-        for e in self.events:
-            if e.type == fmt.SPAN_END and "input_message_ids" in (e.data.get("content") or {}):
-                last = e
-            if until is not None and e.id == until:
-                break
-        if last is None:
-            return []
-        content = last.data["content"]
-        ids = list(content.get("input_message_ids") or []) + list(content.get("output_message_ids") or [])
-        return [self._message_view(i) for i in ids]
-
-    def _foreign_conversation(self, until: str | None) -> list[dict[str, Any]]:
-        """DevDuck: the last snapshot's messages, then later ``message`` events (their previews).
-        DM: the ``message`` entries since the run's latest ``run_start``."""
-        out: list[dict[str, Any]] = []
-        drop = {*MESSAGE_ENTRY_KEYS, "run_id", "trace_id"}
-        for e in self.events:
-            if self.format is devduck and e.type in devduck.SNAPSHOT_TYPES:
-                snap = next(
-                    (s for s in self.snapshots if s.get("snapshot_id") == e.data.get("snapshot_id")), None
-                )
-                if snap is not None and isinstance(snap.get("agent_messages"), list):
-                    out = list(snap["agent_messages"])
-            elif self.format is dm and e.type == "run_start":
-                out = []
-            elif e.type == fmt.MESSAGE:
-                message = {k: v for k, v in e.data.items() if k not in drop}
-                if "content" not in message and "content_preview" in message:
-                    message["content"] = message.pop("content_preview")
-                out.append(message)
-            if until is not None and e.id == until:
-                break
-        return out
+        return self.format.conversation(self, until)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -795,72 +551,6 @@ def _to_ns(bound: Any) -> int | None:
             f"a time bound is ns (int), seconds (float) or a datetime, not {type(bound).__name__}"
         )
     return int(bound * 1e9) if isinstance(bound, float) else bound
-
-
-def _devduck_spans(events: list[Event]) -> list[SpanRecord]:
-    """DevDuck's ``tool.call`` / ``tool.result`` pairs (matched by tool name, in order) as spans."""
-    spans: list[SpanRecord] = []
-    open_calls: dict[str, list[SpanRecord]] = {}
-    for e in events:
-        name = e.data.get("name")
-        name = name if isinstance(name, str) else ""
-        if e.type == "tool.call":
-            rec = SpanRecord(
-                span_id=e.id,
-                trace_id=e.data.get("trace_id") or "",
-                name=f"execute_tool {name}".strip(),
-                layer=e.layer or "tool",
-                parent_span_id=None,
-                start_ns=e.timestamp_ns,
-                attributes={"gen_ai.tool.name": name},
-                content={"tool_arguments": e.data.get("args")},
-                entry_id=e.id,
-                parent_entry_id=e.parent_id,
-            )
-            spans.append(rec)
-            open_calls.setdefault(name, []).append(rec)
-        elif e.type == "tool.result" and open_calls.get(name):
-            rec = open_calls[name].pop(0)
-            rec.end_ns = max(e.timestamp_ns, rec.start_ns)
-            rec.status = fmt.STATUS_UNSET
-            rec.content["tool_result"] = e.data.get("result_preview")
-    return spans
-
-
-def _dm_spans(events: list[Event]) -> list[SpanRecord]:
-    """DM's runs (``run_start`` to ``run_end``) and tool calls (one entry each, no duration)."""
-    spans: list[SpanRecord] = []
-    run: SpanRecord | None = None
-    for e in events:
-        if e.type == "run_start":
-            run = SpanRecord(e.id, str(e.data.get("run_id") or ""), "run", "agent", None, e.timestamp_ns)
-            run.entry_id, run.parent_entry_id = e.id, e.parent_id
-            spans.append(run)
-        elif e.type in ("run_end", "run_error") and run is not None:
-            run.end_ns = e.timestamp_ns
-            failed = e.type == "run_error" or e.data.get("status") not in (None, "success", "ok", "completed")
-            run.status = fmt.STATUS_ERROR if failed else fmt.STATUS_OK
-            run = None
-        elif e.type == "tool_call":
-            action = e.data.get("action")
-            rec = SpanRecord(
-                span_id=e.id,
-                trace_id=str(e.data.get("run_id") or ""),
-                name=f"execute_tool {action}" if isinstance(action, str) else "execute_tool",
-                layer="tool",
-                parent_span_id=None if run is None else run.span_id,
-                start_ns=e.timestamp_ns,
-                end_ns=e.timestamp_ns,
-                status=fmt.STATUS_ERROR if e.data.get("failure") or e.data.get("failed") else fmt.STATUS_OK,
-                content={
-                    "tool_arguments": e.data.get("action_input"),
-                    "tool_result": e.data.get("observation"),
-                },
-                entry_id=e.id,
-                parent_entry_id=e.parent_id,
-            )
-            spans.append(rec)
-    return spans
 
 
 def _too_many(max_entries: int) -> str:

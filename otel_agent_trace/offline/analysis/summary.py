@@ -876,4 +876,4 @@ def _in_our_shape(
     if module is formats.dm:  # DM's own verdicts, read on the way (the same pass)
         acc.dm = DMVerdicts()
         return foreign.dm_entries(acc.dm.read(mapped))
-    return foreign.devduck_entries(mapped)
+    return foreign.as_ours(module, mapped)

@@ -2,23 +2,28 @@
 ``type``, ``layer``, ``ts`` in ns, then the format's own fields): ours (:mod:`.native`), DevDuck's
 session ZIP (:mod:`.devduck`) and DM-Code-Agent's JSONL (:mod:`.dm`).
 
-A format is told from the first entry of a file. Every module offers ``NAME``, ``matches(raw)``,
-``Normalizer`` (one per file: ``normalize(raw) -> entry``, raising :class:`BadEntry`),
-``END_TYPES`` (entries that say the recording was stopped) and ``SNAPSHOT_TYPES``.
+A format is told from the first entry of a file. Each is a module with the names of
+:class:`~.protocol.Format`: how its files are told and read (``matches``, ``normalizer``,
+``child_files``), what a loaded session of it says (``session_id``, ``tier``, ``metadata``,
+``duration``, ``evicted``, ``spans``, ``snapshots``, ``conversation``, with ``END_TYPES`` and
+``SNAPSHOT_TYPES``) and its entries as ours for the analysis (``as_ours``, streamed). The loader
+asks the format it found, never which one it is; :func:`register` adds another.
 """
 
 from __future__ import annotations
 
-from types import ModuleType
 from typing import Any
 
 from . import devduck, dm, native
 from ._checks import BadEntry
+from .protocol import Format, Session
+from .records import Event, SpanRecord
 
-FORMATS: tuple[ModuleType, ...] = (devduck, dm, native)
+# Told in this order; ours last, as what is read when nothing else matches.
+FORMATS: list[Format] = [devduck, dm, native]
 
 
-def detect(raw: dict[str, Any]) -> ModuleType:
+def detect(raw: dict[str, Any]) -> Format:
     """The format of a file, from its first entry (ours when nothing else matches)."""
     for module in FORMATS:
         if module.matches(raw):
@@ -26,8 +31,33 @@ def detect(raw: dict[str, Any]) -> ModuleType:
     return native
 
 
-def by_name(name: str) -> ModuleType:
+def by_name(name: str) -> Format:
     return next(m for m in FORMATS if name == m.NAME)
 
 
-__all__ = ["FORMATS", "BadEntry", "by_name", "detect", "devduck", "dm", "native"]
+def register(format: Format) -> None:
+    """Read files ``format`` matches as that format (told before the others)."""
+    if format not in FORMATS:
+        FORMATS.insert(0, format)
+
+
+def unregister(format: Format) -> None:
+    if format in FORMATS and format is not native:
+        FORMATS.remove(format)
+
+
+__all__ = [
+    "FORMATS",
+    "BadEntry",
+    "Event",
+    "Format",
+    "Session",
+    "SpanRecord",
+    "by_name",
+    "detect",
+    "devduck",
+    "dm",
+    "native",
+    "register",
+    "unregister",
+]
