@@ -1,1 +1,1 @@
-_instruments = ("llama-index-core >= 0.14, < 0.15",)
+_instruments = ("llama-index-core >= 0.14.25, < 0.15",)
