@@ -17,9 +17,9 @@ from opentelemetry import trace
 from opentelemetry.trace import Span
 
 from otel_agent_trace._internal import genai_spans as gs
+from otel_agent_trace._internal import replay as _replay
 from otel_agent_trace._internal.guard import never_raise
 from otel_agent_trace._internal.sdk_compat import detach_quietly
-from otel_agent_trace.model_replay import _hooks as _replay
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -86,6 +86,11 @@ class AgentTraceInstrumentor(BaseInstrumentor):  # type: ignore[misc]
                 internal_error(f"instrumenting {name}", exc)
                 continue
             type(self)._running.append(part)
+        if "agent_trace_http" not in off:
+            try:
+                _start_model_replay()
+            except Exception as exc:  # (a session that cannot answer stops the program: SystemExit)
+                internal_error("starting the model replay", exc)
 
     def _uninstrument(self, **kwargs: Any) -> None:
         running, type(self)._running = type(self)._running, []
@@ -94,3 +99,15 @@ class AgentTraceInstrumentor(BaseInstrumentor):  # type: ignore[misc]
                 part.uninstrument(**kwargs)
             except Exception as exc:
                 internal_error("uninstrumenting a part", exc)
+
+
+def _start_model_replay() -> None:
+    """The model replay ``AGENT_TRACE_MODEL_REPLAY`` asks for, started once the parts run (its
+    requests are answered by the HTTP part's hooks): the one place capture code imports
+    :mod:`otel_agent_trace.model_replay` (tests/contracts/test_import_graph.py)."""
+    from otel_agent_trace.settings import get_settings
+
+    if get_settings().model_replay is not None:
+        from otel_agent_trace.model_replay import start_from_settings
+
+        start_from_settings()

@@ -5,7 +5,8 @@ program, ``otel-agent-trace replay SESSION --model-replay -- python agent.py`` â
 ``httpx``/``httpx2`` request (so every OpenAI, Anthropic and framework model call) from the
 checkpoint-tier recording, in order, and refuses anything else. See ``docs/model-replay.md``.
 
-Loads nothing until a name is used (``api/spans.py`` reads ``_hooks.player`` per tool call).
+Loads nothing until a name is used. The player in progress is set in the bridge capture code
+reads (:mod:`otel_agent_trace._internal.replay`): capture code never imports this package.
 """
 
 from __future__ import annotations

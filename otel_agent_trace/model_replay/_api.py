@@ -8,7 +8,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from . import _hooks
+from otel_agent_trace._internal import replay
+
 from ._player import Player
 from ._recording import load_recording
 
@@ -24,8 +25,6 @@ def start(
     """Start answering this process's model requests from ``session``; returns the player
     (``report()``). Stop with :func:`stop`. Raises :class:`RecordingError` (trace tier, no
     exchanges) and ``ValueError`` (bad options) before anything changes."""
-    from otel_agent_trace.instrumentation.system.http import _exchange
-
     player = Player(
         load_recording(session),
         on_divergence=on_divergence,
@@ -33,23 +32,26 @@ def start(
         tools=tools,
         report_path=report_path,
     )
-    _exchange.install("model_replay")
-    _exchange.set_player(player)
-    _hooks.player = player
+    _use(player)
     return player
+
+
+def _use(player: Player | None) -> None:
+    """Make ``player`` the replay in progress for capture code (``None``: none). The HTTP
+    instrumentation's hooks answer requests from it (importing it registers them)."""
+    import otel_agent_trace.instrumentation.system.http  # noqa: F401
+
+    replay.set_player(player)
 
 
 def stop(player: Player | None = None) -> None:
     """Stop the replay in progress (``player``: only if it is that one); the network again."""
-    from otel_agent_trace.instrumentation.system.http import _exchange
-
-    current = _hooks.player
+    current = replay.player
     if current is None or (player is not None and current is not player):
         return
-    _hooks.player = None
-    _exchange.set_player(None)
-    _exchange.uninstall("model_replay")
-    current.save_report()
+    _use(None)
+    if isinstance(current, Player):  # (ours: the bridge types it by what capture code asks)
+        current.save_report()
 
 
 @contextmanager
@@ -112,15 +114,11 @@ def _link_span(player: Player) -> Any:
 def _start_in_child(settings: Any) -> Player:
     """A child process of the replayed agent: its requests were not recorded with the parent's
     (each process numbers its own), so none is answered: every one is refused, never sent."""
-    from otel_agent_trace.instrumentation.system.http import _exchange
-
     from ._recording import Recording
 
     empty = Recording(str(settings.model_replay), "", "checkpoint")
     player = Player(empty, on_divergence="stop")
-    _exchange.install("model_replay")
-    _exchange.set_player(player)
-    _hooks.player = player
+    _use(player)
     return player
 
 

@@ -28,15 +28,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from otel_agent_trace._internal.replay import ModelReplayStop
+
 from . import _diff
 from ._recording import Exchange, Recording, is_loopback, origin, target
 
 ON_DIVERGENCE = ("stop", "continue", "live")
 _LOOKAHEAD = 8  # concurrent calls may reach the transport in another order than recorded
-
-
-class ModelReplayStop(BaseException):
-    """The replay stopped the run (a divergence with ``on_divergence="stop"``, or a refusal)."""
 
 
 class ModelReplayDivergence(ModelReplayStop):
@@ -126,7 +124,7 @@ class Player:
         """The recorded exchange that answers this request, ``None`` to send it live (to
         :attr:`live_url`), or raise. For a transport of any HTTP client: it builds its own
         response from the exchange (``status``, ``response_headers``, ``chunks``)."""
-        from otel_agent_trace.instrumentation.system.http._exchange import url_without_secrets
+        from otel_agent_trace.instrumentation.system.http import url_without_secrets
 
         url = url_without_secrets(url)  # compared as recorded: credentials left out
         with self._lock:

@@ -12,18 +12,14 @@ import ast
 from functools import cache
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[2] / "otel_agent_trace"
-CAPTURE = (
-    "otel_agent_trace.instrumentation",
-    "otel_agent_trace.recording",
-    "otel_agent_trace.api",
-    "otel_agent_trace._internal.sink",
-    "otel_agent_trace._internal.genai_spans",
-    "otel_agent_trace._internal.sdk_compat",
-    "otel_agent_trace.distro",
-    "otel_agent_trace.tools",
-)
+from tests.contracts.test_imports import CAPTURE, PACKAGE
+
 OFFLINE = ("otel_agent_trace.session_format", "otel_agent_trace.offline")
+REPLAY = ("otel_agent_trace.model_replay",)
+# The one capture module that imports model_replay: the entry point that runs every part starts
+# the replay AGENT_TRACE_MODEL_REPLAY asks for (``start_from_settings``, a public name, when it
+# runs). Everything else reads the replay in progress from the bridge, ``_internal.replay``.
+STARTS_A_REPLAY = {"otel_agent_trace.instrumentation.parts"}
 
 
 def _name(path: Path) -> str:
@@ -144,3 +140,18 @@ def test_what_reads_sessions_never_reaches_capture_code():
     graph = _graph()
     reached = {m: _path(graph, m, CAPTURE) for m in graph if _under(m, OFFLINE)}
     assert reached and {m: chain for m, chain in reached.items() if chain} == {}
+
+
+def test_capture_code_never_imports_model_replay():
+    """Capture code asks the bridge (``_internal.replay``) for the replay in progress; the replay
+    sets it there. Only the replay's start at start-up is the entry point's (``parts``) to make."""
+    graph = _graph()
+    capture = (*CAPTURE, "otel_agent_trace._internal")
+    found = {
+        module: sorted(t for t in targets if _under(t, REPLAY))
+        for module, targets in graph.items()
+        if _under(module, capture) and module not in STARTS_A_REPLAY
+    }
+    assert {m: t for m, t in found.items() if t} == {}
+    starts = {t for m in STARTS_A_REPLAY for t in graph[m] if _under(t, REPLAY)}
+    assert starts == {"otel_agent_trace.model_replay"}

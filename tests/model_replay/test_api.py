@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from otel_agent_trace.instrumentation.system.http import _exchange
+from otel_agent_trace._internal import replay
 from otel_agent_trace.model_replay import ModelReplayDivergence, RecordingError, model_replay
 
 from .conftest import EXAMPLES, record
@@ -35,7 +35,7 @@ def test_the_block_answers_from_the_recording(recorded, agent):
     assert json.dumps(out) == recorded.output
     report = player.report()
     assert report["answered"] == 2 and report["divergences"] == [] and report["unused"] == 0
-    assert _exchange._player is None  # the network again after the block
+    assert replay.player is None  # the network again after the block
 
 
 def test_the_package_itself_is_the_block(recorded, agent):
@@ -60,7 +60,7 @@ def test_a_file_that_is_not_a_session_is_an_error_before_anything_changes(tmp_pa
     bad.write_text('{"type": "span.end"}\n')
     with pytest.raises((RecordingError, ValueError)), model_replay(bad):
         pass
-    assert _exchange._player is None
+    assert replay.player is None
 
 
 def test_a_replay_asked_by_environment_runs_no_tool_by_default():

@@ -121,7 +121,7 @@ def test_live_sends_the_diverged_request_and_the_rest_to_the_live_origin():
 
 
 def test_credentials_in_the_url_are_not_kept_and_not_compared():
-    from otel_agent_trace.instrumentation.system.http._exchange import url_without_secrets
+    from otel_agent_trace.instrumentation.system.http import url_without_secrets
 
     kept = url_without_secrets("https://user:pw@api.example.com/v1/m?alt=sse&key=AIzaSecret1&api_key=x")
     assert kept == "https://api.example.com/v1/m?alt=sse"

@@ -14,11 +14,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from otel_agent_trace._internal import replay as _replay
 from otel_agent_trace._internal.genai_spans import import_path_of
 from otel_agent_trace._internal.guard import internal_error, never_raise
 from otel_agent_trace.instrumentation._patching import Patches
 from otel_agent_trace.instrumentation.context.tool_calls import ToolCall, start_tool_call
-from otel_agent_trace.model_replay import _hooks as _replay
 
 _RUN_PARAMS = ("tool_input", "verbose", "start_color", "color", "callbacks")
 

@@ -24,11 +24,11 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 
 from otel_agent_trace._internal import genai_spans as gs
+from otel_agent_trace._internal import replay as _replay
 from otel_agent_trace._internal import sink
 from otel_agent_trace._internal.guard import never_raise
 from otel_agent_trace.instrumentation._genai.jsonable import jsonable
 from otel_agent_trace.instrumentation.context.tool_calls import start_tool_call
-from otel_agent_trace.model_replay import _hooks as _replay
 
 # LlamaIndex LLM classes (by module) → the provider they call
 _PROVIDERS = {
@@ -54,11 +54,9 @@ def model_step(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
 
 
 async def _stops_as_errors(step: Any) -> Any:
-    from otel_agent_trace.model_replay._player import ModelReplayStop
-
     try:
         return await step
-    except ModelReplayStop as stop:
+    except _replay.ModelReplayStop as stop:
         raise ModelReplayStopped(str(stop)) from stop
 
 

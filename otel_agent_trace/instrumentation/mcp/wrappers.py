@@ -31,12 +31,12 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import NonRecordingSpan, SpanKind
 
+from otel_agent_trace._internal import replay as _replay
 from otel_agent_trace._internal import sink
 from otel_agent_trace._internal.guard import never_raise
 from otel_agent_trace._internal.sdk_compat import detach_quietly
 from otel_agent_trace.instrumentation._patching import Patches
 from otel_agent_trace.instrumentation.context.tool_calls import ToolCall, start_tool_call
-from otel_agent_trace.model_replay import _hooks as _replay
 
 MCP_METHOD_NAME = "mcp.method.name"
 JSONRPC_REQUEST_ID = "jsonrpc.request.id"

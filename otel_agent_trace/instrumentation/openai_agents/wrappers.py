@@ -16,11 +16,11 @@ import sys
 from typing import Any
 
 from otel_agent_trace import semconv
+from otel_agent_trace._internal import replay as _replay
 from otel_agent_trace._internal.genai_spans import import_path_of
 from otel_agent_trace._internal.guard import never_raise
 from otel_agent_trace.instrumentation._patching import Patches
 from otel_agent_trace.instrumentation.context.tool_calls import ToolCall, enclosing_tool_span, start_tool_call
-from otel_agent_trace.model_replay import _hooks as _replay
 
 FUNCTION = "_invoke_function_tool_with_metadata"
 FAILURE_HANDLER = "maybe_invoke_function_tool_failure_error_function"

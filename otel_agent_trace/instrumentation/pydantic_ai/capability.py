@@ -23,12 +23,12 @@ from pydantic_ai.capabilities import AbstractCapability
 
 from otel_agent_trace import semconv
 from otel_agent_trace._internal import genai_spans as gs
+from otel_agent_trace._internal import replay as _replay
 from otel_agent_trace._internal import sink
 from otel_agent_trace._internal.genai_spans import import_path_of
 from otel_agent_trace._internal.guard import never_raise
 from otel_agent_trace.instrumentation._genai.jsonable import jsonable
 from otel_agent_trace.instrumentation.context.tool_calls import start_tool_call
-from otel_agent_trace.model_replay import _hooks as _replay
 
 _PROVIDERS = {"openai": "openai", "anthropic": "anthropic", "bedrock": "aws.bedrock", "google": "gcp.gemini"}
 

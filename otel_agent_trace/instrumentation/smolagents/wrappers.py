@@ -20,13 +20,13 @@ from typing import Any
 from opentelemetry import trace
 
 from otel_agent_trace._internal import genai_spans as gs
+from otel_agent_trace._internal import replay as _replay
 from otel_agent_trace._internal import sink
 from otel_agent_trace._internal.guard import never_raise
 from otel_agent_trace.instrumentation._genai import model_call as mc
 from otel_agent_trace.instrumentation._genai.jsonable import jsonable
 from otel_agent_trace.instrumentation._genai.scoped import iterate_in_span
 from otel_agent_trace.instrumentation.context.tool_calls import start_tool_call
-from otel_agent_trace.model_replay import _hooks as _replay
 
 # smolagents' model classes → the provider they call (``gen_ai.provider.name``)
 _PROVIDERS = {

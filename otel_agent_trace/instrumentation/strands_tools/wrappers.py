@@ -17,9 +17,9 @@ from typing import Any
 
 from otel_agent_trace import semconv
 from otel_agent_trace._internal import genai_spans as gs
+from otel_agent_trace._internal import replay as _replay
 from otel_agent_trace._internal.guard import never_raise
 from otel_agent_trace.instrumentation.context.tool_calls import enclosing_tool_span
-from otel_agent_trace.model_replay import _hooks as _replay
 
 
 @never_raise("strands tool start")

@@ -19,6 +19,8 @@ from typing import Any
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
 from wrapt import register_post_import_hook
 
+from otel_agent_trace._internal import replay
+
 from .. import sockets
 from . import _span
 from ._clients import CLIENTS
@@ -35,6 +37,24 @@ def _keep_exchanges_of(module: Any) -> None:
         from . import _exchange
 
         _exchange.install("instrumentor")  # wraps the transport of each one imported, now or later
+
+
+def _replay_changed(player: Any) -> None:
+    """A model replay started or ended: the exchange hooks answer requests from its player."""
+    from . import _exchange
+
+    (_exchange.install if player is not None else _exchange.uninstall)("model_replay")
+
+
+replay.on_change(_replay_changed)
+
+
+def url_without_secrets(url: str) -> str:
+    """``url`` as a recorded exchange keeps it: without user info and without query parameters
+    named like credentials (how a model replay compares a request with the recorded one)."""
+    from ._exchange import url_without_secrets as without
+
+    return without(url)
 
 
 def _wrap_client(module: Any) -> None:
@@ -63,12 +83,6 @@ class HTTPInstrumentor(BaseInstrumentor):
         _keep_exchanges = True
         for module_name in _EXCHANGE_TRANSPORTS:
             register_post_import_hook(_keep_exchanges_of, module_name)
-        from otel_agent_trace.settings import get_settings
-
-        if get_settings().model_replay is not None:
-            from otel_agent_trace.model_replay import start_from_settings
-
-            start_from_settings()
 
     def _uninstrument(self, **kwargs: Any) -> None:
         global _keep_exchanges

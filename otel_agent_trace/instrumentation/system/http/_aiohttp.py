@@ -26,6 +26,7 @@ from typing import Any
 import wrapt
 
 from otel_agent_trace._internal import guard, sink
+from otel_agent_trace._internal import replay as _replay
 from otel_agent_trace._internal.guard import internal_error
 
 from . import _exchange, _span
@@ -40,7 +41,7 @@ def wrap(patches: Any, module: Any) -> None:
 
 
 def _request(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    player = _exchange._player
+    player = _replay.player
     if player is None and sink._active is None:
         return wrapped(*args, **kwargs)
     return _run(wrapped, instance, player, args, kwargs)

@@ -34,6 +34,7 @@ from opentelemetry import trace
 from wrapt import register_post_import_hook
 
 from otel_agent_trace._internal import guard, sink
+from otel_agent_trace._internal import replay as _replay
 from otel_agent_trace._internal.guard import internal_error
 from otel_agent_trace.instrumentation._patching import Patches
 from otel_agent_trace.settings import TIER_CHECKPOINT, TIER_TRACE, get_settings
@@ -57,7 +58,6 @@ OTHER_TRANSPORTS = (
 _SECRET_WORDS = ("auth", "key", "token", "secret", "cookie", "password", "credential", "signature")
 
 _users: set[str] = set()
-_player: Any = None  # the model replay in progress (``model_replay.Player``), else None
 _seq = itertools.count(1)
 
 
@@ -70,12 +70,6 @@ class _Exchanges(list):  # type: ignore[type-arg]
 # span id → its exchanges while the recorder holds them (a retry within the same call appends to
 # the list the recorder has); weak, so a written span's exchanges are not kept alive here.
 _lists: weakref.WeakValueDictionary[int, _Exchanges] = weakref.WeakValueDictionary()
-
-
-def set_player(player: Any) -> None:
-    """Answer every request from ``player`` (``None``: the network again)."""
-    global _player
-    _player = player
 
 
 def install(user: str) -> None:
@@ -123,7 +117,7 @@ def _request_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
 
 def _sync_wrapper(module: Any) -> Callable[..., Any]:
     def wrapper(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        player = _player
+        player = _replay.player
         if player is None and sink._active is None:
             return wrapped(*args, **kwargs)
         request = _request_of(args, kwargs)
@@ -141,7 +135,7 @@ def _sync_wrapper(module: Any) -> Callable[..., Any]:
 
 def _async_wrapper(module: Any) -> Callable[..., Any]:
     def wrapper(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        player = _player
+        player = _replay.player
         if player is None and sink._active is None:
             return wrapped(*args, **kwargs)
         return _run_async(module, wrapped, player, args, kwargs)
@@ -436,4 +430,4 @@ def _tee_type(module: Any, is_async: bool) -> type:
     return found
 
 
-__all__ = ["CONTENT_KEY", "install", "uninstall", "set_player", "body_value", "body_bytes", "request_body"]
+__all__ = ["CONTENT_KEY", "install", "uninstall", "body_value", "body_bytes", "request_body"]

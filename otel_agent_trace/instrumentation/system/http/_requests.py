@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from otel_agent_trace._internal import guard, sink
+from otel_agent_trace._internal import replay as _replay
 from otel_agent_trace._internal.guard import internal_error
 
 from . import _exchange, _span, _urllib3
@@ -30,7 +31,7 @@ def wrap(patches: Any, module: Any) -> None:
 
 
 def _send(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    player = _exchange._player
+    player = _replay.player
     if player is None and sink._active is None:
         return wrapped(*args, **kwargs)
     request = args[0] if args else kwargs["request"]

@@ -1,11 +1,46 @@
-"""The replay in progress, for capture code that asks per call (``@oat.tool``, tool wrappers):
-one global read when no replay runs. Set by :func:`otel_agent_trace.model_replay.start`."""
+"""The model replay in progress, for capture code that asks per call: the one bridge between
+:mod:`otel_agent_trace.model_replay`, which sets the player, and capture code, which reads it
+(framework tool wrappers, ``@oat.tool``, the HTTP exchange hooks). Capture code never imports
+``model_replay``; with no replay running, asking costs one global read (``player is None``)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
-player: Any = None  # the active ``Player``, else None
+
+class ModelReplayStop(BaseException):
+    """The replay stopped the run (a divergence with ``on_divergence="stop"``, or a refusal): a
+    ``BaseException``, so the agent's own ``except Exception`` never swallows it. Capture code
+    that must let it through (or end a framework's run with it) catches this class."""
+
+
+class Player(Protocol):
+    """What capture code asks of a model replay (``model_replay.Player``)."""
+
+    def tool_result(self, name: str, call_id: str | None, /) -> tuple[bool, Any]: ...
+
+    def answer(self, module: Any, request: Any, send: Any, /) -> Any: ...
+
+    async def answer_async(self, module: Any, request: Any, send: Any, /) -> Any: ...
+
+
+player: Player | None = None  # the replay in progress, else None
+_listeners: list[Callable[[Player | None], None]] = []
+
+
+def set_player(new: Player | None) -> None:
+    """Make ``new`` the replay in progress (``None``: none; the network again), and tell the
+    capture code that installs hooks for a replay (the HTTP exchange hooks)."""
+    global player
+    player = new
+    for listener in list(_listeners):
+        listener(new)
+
+
+def on_change(listener: Callable[[Player | None], None]) -> None:
+    """Call ``listener(player)`` whenever the replay in progress changes."""
+    _listeners.append(listener)
 
 
 def recorded_tool_result(name: str, call_id: str | None = None) -> tuple[bool, Any]:
