@@ -62,10 +62,16 @@ def test_analyze_prints_dms_own_verdicts(traces):
     done = cli("analyze", str(traces / "max.jsonl"))
     assert done.returncode == 1
     assert "  primary failure stage: max_steps; final failure stage: max_steps" in done.stdout
-    assert "  trace health: risky (0.50); issues: final_failure:max_steps, failure_without_replan, unrecovered_tool_errors" in done.stdout
+    assert (
+        "  trace health: risky (0.50); issues: final_failure:max_steps, failure_without_replan, unrecovered_tool_errors"
+        in done.stdout
+    )
     done = cli("analyze", str(traces / "killed.jsonl"))
     assert "  status: (no run_end); duration_seconds (run_end): none recorded" in done.stdout
-    assert "  trace health: risky (0.15); issues: missing_run_end, final_failure:verification, failure_without_replan" in done.stdout
+    assert (
+        "  trace health: risky (0.15); issues: missing_run_end, final_failure:verification, failure_without_replan"
+        in done.stdout
+    )
 
 
 def test_analyze_dir_gives_dms_directory_summary(traces):
@@ -105,7 +111,10 @@ def test_analyze_dir_gives_dms_directory_summary(traces):
     fork = next(name for name in rows if ".fork-" in name)
     assert rows[fork]["status"] == "" and rows[fork]["final_failure_stage"] == "verification"
     text = cli("analyze-dir", str(traces), "--jobs", "1").stdout
-    assert "DM-Code-Agent's own analysis of 6 DM files (its rules): verification gaps 0; recovery 3/6 (50.0%)" in text
+    assert (
+        "DM-Code-Agent's own analysis of 6 DM files (its rules): verification gaps 0; recovery 3/6 (50.0%)"
+        in text
+    )
     assert "  trace health: good 3, risky 3" in text
 
 

@@ -46,7 +46,9 @@ def test_devduck_api(recorded):
     jsonl, zip_path = recorded
     s = load_session(zip_path)
     shown = f"{s.duration:.1f}s" if s.duration >= 1 else f"{s.duration:.3g}s"  # short: what was measured
-    assert repr(s) == f"LoadedSession(id={s.session_id}, events={len(s.events)}, snapshots=2, duration={shown})"
+    assert (
+        repr(s) == f"LoadedSession(id={s.session_id}, events={len(s.events)}, snapshots=2, duration={shown})"
+    )
     assert s.complete and s.format.NAME == "otel-agent-trace" and s.tier == "trace"
     assert [x["snapshot_id"] for x in s.snapshots] == [1, 2]
     assert s.get_snapshot(2)["description"] == "second"
