@@ -32,10 +32,17 @@ from .names import MIN_SECRET_VALUE, is_secret_key, key_verdict
 _PLACEHOLDER = re.compile(
     r"%(?:\([\w.]*\))?[-#0 +]*\d*(?:\.\d+)?[sdrifxa]|\{[\w!:.\[\]]*\}|\$\{|\$\(|\$[A-Z_][A-Z0-9_]*\b"
     r"|%[A-Z_][A-Z0-9_]*%|\.\.\.|\u2026|<[A-Za-z_][\w .\-]*>|^[{\[(]"
-    r"|\*{3,}|\u2022{3,}"  # masked already: xoxb-***, sk-••••
+    r"|\*{3,}|\u2022{3,}|x{5,}"  # masked already: xoxb-***, sk-••••, 6xxxxxxx
+    r"|^\$\d+\b"  # an SQL statement's positional parameter: api_key = $3::text
+    r"|^os\.environ/"  # a reference to a variable in LiteLLM's configuration: os.environ/NAME
     r"|^(?i:redacted|x{3,}|placeholder|your[-_ ][\w\- ]*)$"
 )
-_CONSTANTS = frozenset({"true", "false", "null", "none", "nil", "undefined", "yes", "no", "on", "off"})
+_CONSTANTS = frozenset(
+    {"true", "false", "null", "none", "nil", "undefined", "yes", "no", "on", "off", "oauth1", "oauth2"}
+)
+# One alternative of a quoted type annotation: user_api_key: "UserAPIKeyAuth | None" (code, a type).
+_CONSTANT_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # VERTEX_CREDENTIALS_TYPES
+_TYPE_ALTERNATIVE = re.compile(r"[A-Za-z_][\w.]*(?:\[[\w.\[\], |]*\])?")
 _NOT_A_CREDENTIAL = re.compile(
     r"(?:\.{0,2}/|~/)\S*"  # a path
     r"|[A-Za-z][A-Za-z0-9+.\-]*://\S*"  # a URL (its user-info and query are checked on their own)
@@ -67,7 +74,7 @@ _ABBREVIATIONS = frozenset(
 # Words that follow a flag in prose about it ("the --password option"), not its value.
 _PROSE_AFTER_FLAG = frozenset(
     "option options flag flags argument arguments parameter parameters and or is are was to instead"  # noqa: SIM905
-    " can must should will if when with without for of in on the a an".split()
+    " can must should will if when with without for of in on the a an requires needs".split()
 )
 _WORD_SEPARATORS = re.compile(r"[-.~:/ ',]+")
 _SCHEME_PREFIX = re.compile(r"(?i:bearer|basic|token|digest)[ \t]+")
@@ -197,9 +204,27 @@ def _literal_value(value: str, numeric: bool, data: bool) -> bool:
     about 1 in 200 random strings of 16 letters and digits, and a name there is rare."""
     if len(value) < MIN_SECRET_VALUE or value.lower() in _CONSTANTS or _NOT_A_CREDENTIAL.fullmatch(value):
         return True
+    if "|" in value and _type_union(value):
+        return True
     if _CAMEL_CASED.search(value) and _IDENTIFIER.fullmatch(value) and (data or not _camel_words(value)):
         return False
     return _names_code(value, numeric)
+
+
+def _type_union(value: str) -> bool:
+    """Whether ``value`` is a union of types, each ``None``, a constant's name or a name of words
+    without digits (camel-cased ones as :func:`_camel_words` reads them): ``"Credentials | None"``,
+    ``"TokenCredential | SupportsTokenInfo"``."""
+    for part in value.split("|"):
+        part = part.strip()
+        if _TYPE_ALTERNATIVE.fullmatch(part) is None:
+            return False
+        head = part.split("[", 1)[0]
+        if head == "None" or _CONSTANT_NAME.fullmatch(head):
+            continue
+        if any(c.isdigit() for c in head) or not all(_camel_words(p) for p in head.split(".")):
+            return False
+    return True
 
 
 _CAMEL_CASED = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")

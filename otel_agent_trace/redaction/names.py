@@ -93,6 +93,12 @@ _KEY_PAIRS = frozenset(
         ("set", "cookie"),
     }
 )
+# A last word that names what kind of thing the secret is, where it lives or how it is used, not
+# the secret itself: auth_type="oauth2", secrets_file=".env.secrets", token_url, password_length.
+_DESCRIPTOR_WORDS = frozenset(
+    "type types kind url urls uri endpoint file path dir name names flow method methods scheme"  # noqa: SIM905
+    " format rates count length limit expiry expires ttl".split()
+)
 _NUMERIC_SECRET_WORDS = frozenset({"password", "passwd", "pwd", "passphrase", "otp", "pin", "secret"})
 _CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _KEY_SPLIT_RE = re.compile(r"[^a-z0-9]+")
@@ -127,6 +133,8 @@ def key_verdict(key: str) -> tuple[bool, bool]:
     words = [w for w in _KEY_SPLIT_RE.split(_CAMEL_RE.sub("_", key).lower()) if w]
     pairs = zip(words, words[1:], strict=False)
     secret = any(w in _KEY_WORDS for w in words) or any(p in _KEY_PAIRS for p in pairs)
+    if secret and len(words) > 1 and words[-1] in _DESCRIPTOR_WORDS:
+        secret = False
     verdict = (secret, secret and any(w in _NUMERIC_SECRET_WORDS for w in words))
     remember(_key_cache, key, verdict, 4096)
     return verdict

@@ -402,6 +402,8 @@ class TextRedactor:
             token = found[len(m.group("bearer_p")) :]
             if token in self._allow or reads_as_words(token):
                 return found
+            if token[-1] == "=" and m.string[m.end() : m.end() + 1] == '"' and reads_as_words(token[:-1]):
+                return found  # a challenge's parameter: WWW-Authenticate: Bearer resource_metadata="…"
             return m.group("bearer_p") + marker("bearer")
         if group == "userinfo":
             return (

@@ -182,3 +182,41 @@ def test_a_value_masked_already_is_kept(r, line):
 def test_a_real_token_beside_a_mask_is_still_removed(r):
     out = r.redact_text("export SLACK_BOT_TOKEN=xoxb-1234567890-abcdefghijKLMNOP")
     assert "abcdefghijKLMNOP" not in out
+
+
+# --- code of the providers' SDKs (LiteLLM, huggingface_hub): types, kinds, challenges ------------
+
+KEPT_PROVIDER_CODE = [
+    'user_api_key_dict: "UserAPIKeyAuth | None" = None,',
+    'credential: "TokenCredential | SupportsTokenInfo", scope: str',
+    'vertex_credentials: "VERTEX_CREDENTIALS_TYPES | None",',
+    'credentials: "str | Mapping[str, object] | None", new_master_key: str',
+    'where={"auth_type": "oauth2", "oauth2_flow": None},',
+    'credential_type="oauth2",',
+    '"hf spaces secrets add username/my-space --secrets-file .env.secrets",',
+    'raise CLIError("--container-registry-password requires --container-registry-username.")',
+    'headers={"WWW-Authenticate": f\'Bearer resource_metadata="{resource_metadata}"\'},',
+    "AND ($3::text IS NULL OR api_key = $3::text)",
+    '"api_key": "6xxxxxxx",',
+    "api_key: os.environ/OPENAI_API_KEY",
+    "password_length = 16",
+]
+
+
+@pytest.mark.parametrize("line", KEPT_PROVIDER_CODE)
+def test_types_kinds_and_challenges_are_kept(r, line):
+    assert r.redact_text(line) == line
+
+
+@pytest.mark.parametrize(
+    ("line", "secret"),
+    [
+        ('headers = {"Authorization": "Bearer dGhpc2lzYXRva2Vu="}', "dGhpc2lzYXRva2Vu"),
+        ('token: "Zq8fK2mX | Pw7tR4nB"', "Zq8fK2mX"),
+        ('auth = "oauth2:Xy9kQ2mZr7Lp"', "Xy9kQ2mZr7Lp"),
+        ('{"password": "Zq8fK2mX | None"}', "Zq8fK2mX"),
+        ('{"auth_token": "k3Jd9sLq0PzX"}', "k3Jd9sLq0PzX"),
+    ],
+)
+def test_secrets_beside_those_rules_still_go(r, line, secret):
+    assert secret not in r.redact_text(line)
