@@ -4,15 +4,12 @@ recognised by position (compared in C) or by key, without hashing it again."""
 
 from __future__ import annotations
 
-import operator
-from collections.abc import Callable, Iterable
-from itertools import chain, compress, repeat
-from typing import Any, cast
+from collections.abc import Callable
+from typing import Any
 
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace._internal.own_messages import OwnMessages
-from otel_agent_trace._internal.realign import dropped_at
-from otel_agent_trace.session_format.views import common_prefix
+from otel_agent_trace.session_format.alignment import Alignment, align
 
 from .tier_state import Conversation, TierState, frozen
 
@@ -48,48 +45,40 @@ class MessageStore:
     ) -> list[str | None]:
         """The message entries of ``messages`` in one file, written for those it does not hold
         yet. The caller holds the recorder's lock. Each message is compared with the one at its
-        position in the conversation this file saw last (``tier.recent``; see
-        :func:`same_positions`): the leading ones at once, the others by identity when the capture
-        hands its own copies (an ``OwnMessages``, kept as they are), else by equality with a plain
-        copy, all in C. One found as it was takes its id: a resent conversation costs about one
-        pass in C and nothing is hashed, so a call's cost does not grow with the conversation,
-        whatever its messages hold. The others are looked up by key (see :meth:`digest_of`).
+        position in the conversation this file saw last (``tier.recent``, lined up again after a
+        sliding window: ``alignment.align``): the leading ones at once, in C, the others by
+        identity when the capture hands its own copies (an ``OwnMessages``, kept as they are), else
+        by equality with a plain copy. One found as it was takes its id: a resent conversation
+        costs about one pass in C and nothing is hashed, so a call's cost does not grow with the
+        conversation, whatever its messages hold. The others are looked up by key (see :meth:`digest_of`).
         ``remember``: this is the conversation to compare the next one with."""
         copies, known_ids = tier.recent
         own = type(messages) is OwnMessages
         count = len(messages)
-        prefix, same = same_positions(messages, copies, own)
-        if len(same) > 1 and not same[1]:
-            # Two in a row differ: were some dropped (a sliding window), or replaced by one (a
-            # summary of them)? Then the rest line up again without them.
-            for at in (prefix, prefix + 1):
-                try:
-                    dropped = dropped_at(messages, copies, at, identity=own)
-                except Exception:  # an odd object's comparison (not a message of ours)
-                    dropped = 0
-                if dropped:
-                    stop = at + dropped
-                    copies, known_ids = copies[:at] + copies[stop:], known_ids[:at] + known_ids[stop:]
-                    prefix, same = same_positions(messages, copies, own)
-                    break
-        length = prefix + len(same)
+        try:
+            found = align(messages, copies, identity=own)
+        except Exception:  # an odd object's comparison (not a message of ours): none is as it was
+            found = Alignment(0, list(range(min(count, len(copies)))), 0, 0)
+        if found.dropped:  # (a sliding window: the rest lines up again without them)
+            copies, known_ids = found.kept(copies), found.kept(known_ids)
+        prefix = found.prefix
+        length = min(count, len(copies))
         tier.prefix = (known_ids, prefix)
         if prefix == count:
             ids = known_ids[:count]
             if remember:
                 tier.recent = Conversation(copies[:count], ids)
             return ids
-        todo = list(compress(range(prefix, length), map(operator.not_, same)))
-        todo += range(length, count)
+        todo = found.changed + list(range(length, count))
         ids = known_ids[:length]
         ids += [None] * (count - length)
         if remember:
             copies = copies[:length]
             copies += [UNEQUAL] * (count - length)
-        rest = list(map(messages.__getitem__, todo))
+        rest = [messages[index] for index in todo]
         keys = message_keys(rest)
-        found = _lookup(tier.known, keys)
-        for index, message, key, entry in zip(todo, rest, keys, found, strict=True):
+        entries = _lookup(tier.known, keys)
+        for index, message, key, entry in zip(todo, rest, keys, entries, strict=True):
             if entry is None:
                 entry = self.message_entry(tier, message, parent_id, span_id, key)
             ids[index] = entry
@@ -166,39 +155,21 @@ class MessageStore:
 
 
 def message_keys(messages: list[Any]) -> list[Any]:
-    """Each message's key, always hashable: its items as a tuple when its values are all ``str`` or
-    ``None`` (most messages; built in C for a list of dicts), else its JSON (:func:`frozen`: a
-    message holding tool calls, content parts or numbers), ``None`` for one that is neither a dict
-    nor JSON. Either stands for the message exactly (see :meth:`MessageStore.digest_of`).
-    (Found without raising: an exception costs a message more than the rest of its lookup.)"""
-    try:
-        keys = list(map(tuple, map(dict.items, messages)))
-    except TypeError:  # not all dicts
-        return [message_keys([m])[0] if type(m) is dict else None for m in messages]
-    types = cast("Iterable[Iterable[type]]", map(map, repeat(type), map(dict.values, messages)))
-    if _STR_OR_NONE.issuperset(chain.from_iterable(types)):  # (all in C)
-        return keys
-    return [
-        key if _STR_OR_NONE.issuperset(map(type, message.values())) else frozen(message)
-        for key, message in zip(keys, messages, strict=True)
-    ]
+    """Each message's key (see :func:`message_key`)."""
+    return [message_key(message) for message in messages]
 
 
-def same_positions(messages: list[Any], copies: list[Any], own: bool) -> tuple[int, list[bool]]:
-    """How many leading messages are those of ``copies`` (compared at once, in C: a message is
-    taken as equal to itself without comparing it), and whether each message after them, up to
-    the shorter list's end, is the one at its position in ``copies``: by identity for the
-    capture's own copies (the very objects kept), else by equality (in C too). A conversation
-    grown by a question and its answer costs about one pass, whatever it holds."""
-    length = min(len(messages), len(copies))
-    try:
-        prefix = common_prefix(messages, copies)
-        if prefix == length:
-            return prefix, []
-        compare = operator.is_ if own else operator.eq
-        return prefix, list(map(compare, messages[prefix:length], copies[prefix:length]))
-    except Exception:  # an odd object's comparison (not a message of ours): none is as it was
-        return 0, [False] * length
+def message_key(message: Any) -> Any:
+    """A message's key, always hashable: its items as a tuple when its values are all ``str`` or
+    ``None`` (most messages), else its JSON (:func:`frozen`: a message holding tool calls, content
+    parts or numbers), ``None`` for one that is neither a dict nor JSON. Either stands for the
+    message exactly (see :meth:`MessageStore.digest_of`)."""
+    if not isinstance(message, dict):
+        return None
+    fields: dict[Any, Any] = message
+    if _STR_OR_NONE.issuperset(map(type, fields.values())):
+        return tuple(fields.items())
+    return frozen(fields)
 
 
 def _plain_copy(message: Any) -> Any:

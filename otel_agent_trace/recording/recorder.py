@@ -20,7 +20,7 @@ from otel_agent_trace._internal.guard import never_raise, own_io, report_once
 from otel_agent_trace.settings import TIER_CHECKPOINT, Settings, get_settings
 
 from .environment import LIVE, Environment
-from .message_store import MessageStore, message_keys
+from .message_store import MessageStore, message_key
 from .session_root import free_child_tag, root_entry
 from .snapshots import SnapshotRequest, Snapshots
 from .span_content import SpanContent
@@ -546,7 +546,7 @@ class SessionRecorder:
         self.flush()  # what is queued happened before this message: it goes first
         message = {"role": role, "content": content, **extra}
         sid = span.get_span_context().span_id if span is not None else None
-        key = message_keys([message])[0]
+        key = message_key(message)
         with self._lock:
             ids = [
                 self.message_store.message_entry(t, message, self._span_entry(t.writer, sid), sid, key)

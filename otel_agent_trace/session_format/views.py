@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from .references import expand, keep_of
+from .alignment import keep_of
+from .references import expand
 from .schema import MESSAGE, SNAPSHOT
 
 # Entry fields that are bookkeeping, not part of the message itself.
@@ -87,7 +88,7 @@ def snapshot_reference_view(
     """One ``snapshot`` entry as the ZIP's ``snapshots.json`` (format 3) holds it: DevDuck's keys,
     with ``agent_message_ids`` in place of ``agent_messages`` — the entry ids of its messages
     (``message`` entries of ``events.jsonl``), as a list, or by reference to the snapshot before
-    it in the list, as the session file keeps them (``references.keep_of``): ``{"keep": n, "add":
+    it in the list, as the session file keeps them (``alignment.keep_of``): ``{"keep": n, "add":
     [...]}``, its first ``n`` ids then ``add`` (format 2), or ``{"keep": [piece, ...], "add":
     [...]}``, runs of its ids and ids new between them, then ``add`` (format 3: a sliding window).
     So the member grows with the session, not with snapshots × messages. Returns the view and its
@@ -155,39 +156,6 @@ def _message_ids(entry: Mapping[str, Any]) -> list[str]:
 
 
 _STR_ONLY = frozenset({str})
-
-
-def common_prefix(ids: list[Any], previous: list[Any]) -> int:
-    """How many leading items two lists share (equal: an item is taken as equal to itself without
-    comparing it). Most often they part at their last item or two (a conversation grown by a
-    question and its answer): the last few items not the same objects are stepped over, the rest
-    compared at once, then those few one by one. Else the lists part early (a sliding window): that
-    is found from the start, on slices of doubling then halving length. All in C but the few; an
-    item compared in Python (an SDK object's ``__eq__``) costs a few comparisons, not a pass."""
-    length = min(len(ids), len(previous))
-    end = length
-    floor = max(0, length - _TAIL)
-    while end > floor and ids[end - 1] is not previous[end - 1]:
-        end -= 1
-    if ids[:end] == previous[:end]:
-        while end < length and ids[end] == previous[end]:
-            end += 1
-        return end
-    low, high, step = 0, 1, 1  # ids[:low] is previous[:low]; they part before ``end``
-    while ids[low:high] == previous[low:high]:
-        low, step = high, step * 2
-        high = min(low + step, end)
-    while high - low > 1:  # ids[low:high] is not previous[low:high]
-        middle = (low + high) // 2
-        if ids[low:middle] == previous[low:middle]:
-            low = middle
-        else:
-            high = middle
-    return low
-
-
-# Items looked at one by one from the end of two lists (see common_prefix).
-_TAIL = 8
 
 
 def _devduck_keys(

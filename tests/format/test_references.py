@@ -373,7 +373,7 @@ def _shape(ids: Any) -> Any:
 def test_common_prefix_is_where_two_lists_first_differ():
     """The capture, the recorder and the ZIP's snapshots find how far two conversations agree by
     it: items equal but not the same objects agree too; lists of any lengths and parting anywhere."""
-    from otel_agent_trace.session_format.views import common_prefix
+    from otel_agent_trace.session_format.alignment import common_prefix
 
     rng = random.Random(7)
     for _ in range(3000):

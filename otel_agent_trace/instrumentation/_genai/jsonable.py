@@ -5,16 +5,13 @@ from __future__ import annotations
 import bisect
 import copy
 import operator
-from collections.abc import Iterable
-from itertools import chain, compress, repeat
-from typing import Any, cast
+from typing import Any, NamedTuple
 
 import orjson
 
 from otel_agent_trace._internal.own_messages import OwnMessages
-from otel_agent_trace._internal.realign import dropped_at
+from otel_agent_trace.session_format.alignment import align
 from otel_agent_trace.session_format.messages import text_of  # noqa: F401 (re-exported)
-from otel_agent_trace.session_format.views import common_prefix
 
 _SCALARS = (str, int, float, bool, type(None))
 _SCALAR_TYPES = frozenset(_SCALARS)
@@ -93,24 +90,33 @@ _REMEMBER_AT_MOST = 16_384  # messages of the last conversation remembered
 _WATCH_AT_MOST = 256  # containers watched in one message (more: it is read again each call)
 
 
-# The last conversation, position by position (shared by every thread: only ever compared with,
-# so a stale or another thread's one costs time, never correctness):
-# - ``copies``: each message as handed on (a copy of ours, nothing of the agent's inside; the very
-#   list handed on: nobody changes an OwnMessages);
-# - ``roles``: its role;
-# - ``checks``: what the message sent at that position next is compared with (in C, an item being
-#   equal to itself without a comparison): our copy, for a message of plain JSON (equal to it
-#   exactly when it is plain JSON equal to what was sent: then ``checks`` is ``copies`` itself
-#   when all are); the agent's object itself, for one that is not (the SDK's message objects,
-#   dicts holding them), as long as its watch holds; ``_UNEQUAL`` for one never taken as it was;
-# - ``watch_at``, ``watched``, ``frozen``: the watched messages (those whose check is the agent's
-#   object), by position: every dict and list inside one (of a model: its ``__dict__``, extra
-#   fields) and a shallow copy of each. All equal to their copies, the object is as it was;
-#   changed in place, a container differs;
-# - ``later``: the position of the first system (or developer) role after the first message, or
-#   the length when there is none (``0``: not known).
-_Conversation = tuple[list[Any], list[Any], list[Any], list[int], list[list[Any]], list[list[Any]], int]
-_recent: _Conversation = ([], [], [], [], [], [], 0)
+class _Conversation(NamedTuple):
+    """The last conversation, position by position (shared by every thread: only ever compared
+    with, so a stale or another thread's one costs time, never correctness)."""
+
+    # Each message as handed on: a copy of ours, nothing of the agent's inside; the very list
+    # handed on (nobody changes an OwnMessages).
+    copies: list[Any]
+    # Each message's role.
+    roles: list[Any]
+    # What the message sent at that position next is compared with (an item being equal to
+    # itself without a comparison): our copy, for a message of plain JSON (equal to it exactly
+    # when it is plain JSON equal to what was sent: then ``checks`` is ``copies`` itself when all
+    # are); the agent's object itself, for one that is not (the SDK's message objects, dicts
+    # holding them), as long as its watch holds; ``_UNEQUAL`` for one never taken as it was.
+    checks: list[Any]
+    # The watched messages (those whose check is the agent's object), by position: every dict and
+    # list inside one (of a model: its ``__dict__``, extra fields) and a shallow copy of each. All
+    # equal to their copies, the object is as it was; changed in place, a container differs.
+    watch_at: list[int]
+    watched: list[list[Any]]
+    frozen: list[list[Any]]
+    # The position of the first system (or developer) role after the first message, or the length
+    # when there is none (``0``: not known).
+    later: int
+
+
+_recent = _Conversation([], [], [], [], [], [], 0)
 
 
 def jsonable_list(values: Any) -> list[Any]:
@@ -136,7 +142,7 @@ def plain_messages(values: list[Any]) -> tuple[OwnMessages, list[Any], int]:
         recent, todo = _unchanged(values, _recent)
     except Exception:  # an odd object's comparison: nothing is taken as it was
         recent = _recent
-        todo = list(range(min(count, len(recent[2]))))
+        todo = list(range(min(count, len(recent.checks))))
     copies, known_roles, checks, watch_at, watched, frozen, later = recent
     length = min(count, len(checks))
     fresh = todo[0] if todo else length  # the positions before it hold what they held (``later`` too)
@@ -180,7 +186,7 @@ def plain_messages(values: list[Any]) -> tuple[OwnMessages, list[Any], int]:
         if unordered:
             watches = sorted(zip(watch_at, watched, frozen, strict=True), key=operator.itemgetter(0))
             watch_at, watched, frozen = (list(column) for column in zip(*watches, strict=True))
-        _recent = (out, roles, checks, watch_at, watched, frozen, later)
+        _recent = _Conversation(out, roles, checks, watch_at, watched, frozen, later)
     return out, roles, later
 
 
@@ -202,51 +208,27 @@ def later_system(roles: list[Any], known: int = 0, fresh: int = 0) -> int:
                     return start
                 start += 1
             return end
-        # In C, by a set's membership: none (the usual), else where the first is.
-        rest = roles[start:]
-        if SYSTEM_ROLES.isdisjoint(rest):
+        if SYSTEM_ROLES.isdisjoint(roles[start:]):  # none (the usual), found in C
             return end
-        return next(compress(range(start, end), map(SYSTEM_ROLES.__contains__, rest)))
+        return next(i for i in range(start, end) if roles[i] in SYSTEM_ROLES)
     except TypeError:  # an unhashable role
         return next((i for i in range(start, end) if is_system_role(roles[i])), end)
 
 
-def _unchanged(
-    values: list[Any], recent: _Conversation, shift: bool = True
-) -> tuple[_Conversation, list[int]]:
-    """The conversation to compare ``values`` with (``recent``, or ``recent`` with the messages a
-    sliding window dropped taken out, so the rest line up again) and the positions of it not found
-    as they were, in order. Lists and tuples compare in C, an item being equal to itself without a
-    comparison."""
-    _copies, _roles, checks, watch_at, watched, frozen, _later = recent
-    length = min(len(values), len(checks))
-    todo: list[int] = []
-    end = length - 1
-    if end < 0:
-        return recent, todo
-    if (values[end],) != (checks[end],):  # the last conversation's last message replaced?
-        head, tail = values[:end], checks[:end]
-        parted = head != tail
-        if not parted:
-            todo = [end]  # the common case: only that
-    else:  # a grown conversation: its first ``length`` compared without copying both
-        head = values if len(values) == length else values[:length]
-        tail = checks if len(checks) == length else checks[:length]
-        parted = head != tail
-    if parted:
-        first = common_prefix(head, tail)
-        if shift and first + 1 < length and (values[first + 1],) != (checks[first + 1],):
-            # Two in a row differ: were some dropped (a sliding window), or replaced by one (a
-            # summary of them)? Then the rest line up again without them.
-            for at in (first, first + 1):
-                dropped = dropped_at(values, checks, at)
-                if dropped:
-                    return _unchanged(values, _without(recent, at, dropped), shift=False)
-        same = map(operator.eq, zip(values[first:length]), zip(checks[first:length]))
-        todo = list(compress(range(first, length), map(operator.not_, same)))
-    if watched != frozen:  # a watched object changed in place (or one no longer sent)
-        changed = compress(watch_at, map(operator.not_, map(operator.eq, watched, frozen)))
-        todo = sorted(set(todo).union(i for i in changed if i < length))
+def _unchanged(values: list[Any], recent: _Conversation) -> tuple[_Conversation, list[int]]:
+    """The conversation to compare ``values`` with (``recent``, or ``recent`` without the messages
+    a sliding window dropped, so the rest line up again: see ``alignment.align``) and the
+    positions of it not found as they were, in order: changed, or a watched object changed in
+    place."""
+    found = align(values, recent.checks)
+    if found.dropped:
+        recent = _without(recent, found.at, found.dropped)
+    todo = found.changed
+    if recent.watched != recent.frozen:  # a watched object changed in place (or one no longer sent)
+        length = min(len(values), len(recent.checks))
+        watches = zip(recent.watch_at, recent.watched, recent.frozen, strict=True)
+        changed = [at for at, now, then in watches if now != then]
+        todo = sorted(set(todo).union(at for at in changed if at < length))
     return recent, todo
 
 
@@ -257,14 +239,14 @@ def _without(recent: _Conversation, at: int, dropped: int) -> _Conversation:
     stop = at + dropped
     kept = copies[:at] + copies[stop:]
     low, high = bisect.bisect_left(watch_at, at), bisect.bisect_left(watch_at, stop)
-    return (
-        kept,
-        roles[:at] + roles[stop:],
-        kept if checks is copies else checks[:at] + checks[stop:],
-        watch_at[:low] + [index - dropped for index in watch_at[high:]],
-        watched[:low] + watched[high:],
-        frozen[:low] + frozen[high:],
-        0,
+    return _Conversation(
+        copies=kept,
+        roles=roles[:at] + roles[stop:],
+        checks=kept if checks is copies else checks[:at] + checks[stop:],
+        watch_at=watch_at[:low] + [index - dropped for index in watch_at[high:]],
+        watched=watched[:low] + watched[high:],
+        frozen=frozen[:low] + frozen[high:],
+        later=0,
     )
 
 
@@ -290,16 +272,13 @@ def _kept_watches(
 
 def _flat(messages: list[Any]) -> list[bool]:
     """Whether each message is a dict of ``str`` keys and scalar values (its copy in C is a copy of
-    ours), found in C when all are dicts."""
-    try:  # (dict.values raises for a value that is not a dict, before anything is iterated)
-        types = cast("Iterable[Iterable[type]]", map(map, repeat(type), map(dict.values, messages)))
-        flat = list(map(_SCALAR_TYPES.issuperset, types))
-        names = set(chain.from_iterable(map(dict.keys, messages)))
-    except TypeError:  # not all dicts
-        return [isinstance(m, dict) and _flat([m])[0] for m in messages]
-    if not all(type(name) is str for name in names):
-        return [all(type(name) is str for name in m) and f for m, f in zip(messages, flat, strict=True)]
-    return flat
+    ours)."""
+    return [
+        isinstance(m, dict)
+        and all(type(name) is str for name in dict.keys(m))
+        and _SCALAR_TYPES.issuperset(map(type, dict.values(m)))
+        for m in messages
+    ]
 
 
 def _read(message: Any) -> tuple[Any, Any, tuple[list[Any], list[Any]] | None]:
