@@ -4,9 +4,7 @@ changed is said again."""
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable
-from itertools import compress
 from typing import Any
 
 from otel_agent_trace import session_format as fmt
@@ -63,6 +61,17 @@ class Snapshots:
         self._store = store
         self._tiers = tiers
         self._cwd = cwd
+        self._last_cwd: str | None = None
+
+    def working_directory(self) -> str | None:
+        """The process's working directory now (an agent may change it between snapshots); the
+        last one known when it is gone (removed while the process was in it, where ``getcwd``
+        raises), ``None`` when none is known."""
+        try:
+            self._last_cwd = self._cwd()
+        except OSError:
+            pass
+        return self._last_cwd
 
     def write(
         self, snapshot_id: int, ts: int, request: SnapshotRequest, span: Any, parents: list[str]
@@ -74,7 +83,7 @@ class Snapshots:
         sid = span.get_span_context().span_id if span is not None else None
         system_prompt = request.system_prompt
         system_sha = store.system_sha256(system_prompt) if system_prompt else None
-        cwd = self._cwd()
+        cwd = self.working_directory()
         # The fields whose showing costs (redaction, hashing), as they are before it: a field
         # as it was in the file's previous snapshot is taken from there.
         raw = {
@@ -102,14 +111,9 @@ class Snapshots:
             else:  # what is as in the previous snapshot is said there
                 fields["prev"] = previous.entry_id
                 before = previous.carried
-                if tuple(before) == tuple(carried):  # the same keys in the same order (always, so far)
-                    # Only the keys whose values changed, found in C.
-                    for key in compress(carried, map(operator.ne, carried.values(), before.values())):
-                        fields[key] = carried[key]
-                else:
-                    for key, value in carried.items():
-                        if key not in before or before[key] != value:
-                            fields[key] = value
+                for key, value in carried.items():
+                    if key not in before or before[key] != value:
+                        fields[key] = value
             fields["message_ids"] = by_reference(previous, message_ids, same_ids)
             fields["messages_count"] = len(message_ids)
             fields["entries_before"] = w.entries
@@ -136,7 +140,7 @@ def _carried(
     tier: TierState,
     request: SnapshotRequest,
     system_sha: str | None,
-    cwd: str,
+    cwd: str | None,
     raw: dict[str, Any],
     previous: LatestSnapshot | None,
 ) -> dict[str, Any]:
@@ -156,7 +160,7 @@ def _carried(
         "last_result": policy.content_value("last_result", request.last_result),
         "model_info": before["model_info"] if "model_info" in same else policy.value(request.model_info),
         "tools_loaded": list(request.tools_loaded),
-        "cwd": before["cwd"] if "cwd" in same else policy.text(cwd),
+        "cwd": before["cwd"] if "cwd" in same else None if cwd is None else policy.text(cwd),
     }
 
 

@@ -57,10 +57,10 @@ def status_fields(status: Any) -> dict[str, str]:
     or, with a description, ``{"code": …, "description": …}``."""
     code = status.status_code
     if status.description:
-        return {"code": code._name_, "description": status.description}
+        return {"code": code.name, "description": status.description}
     plain = _PLAIN_STATUS.get(code)
     if plain is None:
-        plain = _PLAIN_STATUS[code] = {"code": code._name_}
+        plain = _PLAIN_STATUS[code] = {"code": code.name}
     return plain
 
 
