@@ -84,14 +84,16 @@ def end_entry(
     status: dict[str, str],
     dropped: dict[str, int] | None,
 ) -> dict[str, Any]:
-    """A ``span.end`` entry for one tier (``id`` and ``parent_id`` are the writer's to fill)."""
+    """A ``span.end`` entry for one tier (``id`` and ``parent_id`` are the writer's to fill);
+    ``shown``: the span's name and attributes as the tier shows them."""
+    name, attributes = shown
     entry: dict[str, Any] = {
         "id": "",
         "parent_id": None,
         "type": fmt.SPAN_END,
         "layer": layer,
         "ts": end,
-        "name": shown[0],
+        "name": name,
         "kind": kind,
         "trace_id": trace_hex,
         "span_id": span_hex,
@@ -103,8 +105,8 @@ def end_entry(
         entry["status"] = tier.policy.value(status)
     elif status["code"] != fmt.STATUS_UNSET:  # (an UNSET status is left out)
         entry["status"] = status
-    if shown[1]:
-        entry["attributes"] = shown[1]
+    if attributes:
+        entry["attributes"] = attributes
     if dropped:
         entry["dropped"] = dropped
     return entry
@@ -131,22 +133,23 @@ def start_entry(
     span_hex: str,
     parent_hex: str | None,
 ) -> dict[str, Any]:
-    """A ``span.start`` entry for one tier, with the name and attributes it shows."""
+    """A ``span.start`` entry for one tier, with the name and attributes it shows (``shown``)."""
+    name, attributes = shown
     entry: dict[str, Any] = {
         "id": "",
         "parent_id": None,
         "type": fmt.SPAN_START,
         "layer": layer,
         "ts": ts,
-        "name": shown[0],
+        "name": name,
         "kind": kind,
         "trace_id": trace_hex,
         "span_id": span_hex,
     }
     if parent_hex is not None:  # (a trace root's null is left out)
         entry["parent_span_id"] = parent_hex
-    if shown[1]:
-        entry["attributes"] = shown[1]
+    if attributes:
+        entry["attributes"] = attributes
     return entry
 
 

@@ -162,7 +162,7 @@ def plain_messages(values: list[Any]) -> tuple[OwnMessages, list[Any], int]:
         watch_at, watched, frozen, unordered = _kept_watches(watch_at, watched, frozen, todo, length)
     else:
         watch_at, watched, frozen = [], [], []
-    rest = list(map(values.__getitem__, todo))
+    rest = [values[index] for index in todo]
     for index, message, flat in zip(todo, rest, _flat(rest), strict=True):
         if flat:  # copied in C, compared in C
             out[index] = value = dict(message)
