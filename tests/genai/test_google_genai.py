@@ -25,6 +25,8 @@ from tests.genai.genai_helpers import model_spans, strip_digests  # noqa: E402
 from tests.genai.replay_helpers import exchange_holders, record_then_replay  # noqa: E402
 
 MODEL = "gemini-2.0-flash"
+# the REST version google-genai calls by default: v1beta before 3.0, v1 since
+API_VERSION = "v1" if int(genai.__version__.split(".")[0]) >= 3 else "v1beta"
 PROMPT = "What's the weather in Paris?"
 WEATHER = types.Tool(
     function_declarations=[
@@ -81,7 +83,7 @@ def test_generate_content_span_and_session(client, llm, checkpoint, memory_expor
     llm.queue("gemini_generate_tool_call")
     response = client.models.generate_content(model=MODEL, contents=PROMPT, config=CONFIG)
     assert response.function_calls[0].name == "get_weather"
-    assert llm.requests[0]["path"] == f"/v1/models/{MODEL}:generateContent"
+    assert llm.requests[0]["path"] == f"/{API_VERSION}/models/{MODEL}:generateContent"
     path = next(p for p in checkpoint.files if "checkpoint" in p.name)
     checkpoint.stop()
 

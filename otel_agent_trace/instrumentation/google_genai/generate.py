@@ -143,7 +143,8 @@ class GenerateSpec(CallSpec):
         if not self.stream:
             return super().finish(call, response, is_async=is_async)
         proxy = AsyncLazyStreamProxy if is_async else LazyStreamProxy
-        return proxy(response, call, Accumulator())
+        acc = Accumulator() if call.mode != "adopt" else _EndsAtFinish(call)
+        return proxy(response, call, acc)
 
     def result(self, response: Any, content: bool = True) -> ModelResult:
         acc = Accumulator()
@@ -212,6 +213,22 @@ class Accumulator:
             if content:
                 result.output_messages.append({"role": role, "content": parts})
         return result
+
+
+class _EndsAtFinish(Accumulator):
+    """A stream under another package's model span (Google ADK's, in SSE mode): that span ends
+    as soon as the chunk with the finish reason reaches it, before the stream is read to its end,
+    so the call is finished as that chunk goes by (its usage comes with it)."""
+
+    def __init__(self, call: ModelCall) -> None:
+        super().__init__()
+        self.call = call
+
+    def observe(self, response: Any) -> None:
+        super().observe(response)
+        candidates = getattr(response, "candidates", None)
+        if candidates and all(getattr(c, "finish_reason", None) is not None for c in candidates):
+            self.call.finish(self.result())
 
 
 def sync_wrapper(spec: CallSpec, patches: Patches) -> Any:

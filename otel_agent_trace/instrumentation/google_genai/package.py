@@ -1,1 +1,1 @@
-_instruments = ("google-genai >= 3.0, < 4",)
+_instruments = ("google-genai >= 2.30, < 4",)
