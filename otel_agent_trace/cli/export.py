@@ -5,10 +5,12 @@ Sending goes through the OpenTelemetry OTLP exporters, configured as any exporte
 here, else the ``OTEL_EXPORTER_OTLP_*`` variables (endpoint, protocol, headers, timeout,
 compression, certificates).
 
-Exit status: 0 everything was sent or written; 1 the backend refused a batch, or could not be
-reached (at once when it takes no connection; else within the timeout: the message says how many
-spans were sent before); 2 bad input (no such file, a damaged session file, a session with no
-span, an output file that already exists, bad arguments).
+Exit status: 0 everything was sent or written; 1 the backend refused a batch, or rejected some
+spans of a batch it took (OTLP's ``partial_success``: every batch is still sent, and the message
+says how many spans were rejected and why), or could not be reached (at once when it takes no
+connection; else within the timeout: the message says how many spans were sent before); 2 bad
+input (no such file, a damaged session file, a session with no span, an output file that already
+exists, bad arguments).
 """
 
 from __future__ import annotations
@@ -37,7 +39,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "ids and times, redacted as the shareable tier is; or write it to a file. The OTLP exporter "
         "takes what the flags do not say from OTEL_EXPORTER_OTLP_* (endpoint, protocol, headers, "
         "timeout, compression, certificates). "
-        "Exit 0: done; 1: the backend refused or was unreachable; 2: bad input or no spans.",
+        "Headers: OTEL_EXPORTER_OTLP_TRACES_HEADERS (else OTEL_EXPORTER_OTLP_HEADERS), then each "
+        "--header over them (the flag wins per key), for HTTP and gRPC alike. "
+        "Exit 0: done; 1: the backend refused, was unreachable, or rejected some spans "
+        "(partial success: the count and its message are said); 2: bad input or no spans.",
     )
     p.add_argument("session", help="a session .jsonl or .zip")
     _target_arguments(p, out_help="output file ('-': standard output)")
@@ -77,7 +82,14 @@ def _target_arguments(p: argparse.ArgumentParser, out_help: str) -> None:
         choices=ex.PROTOCOLS,
         help="default OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf",
     )
-    p.add_argument("--header", action="append", default=[], metavar="K=V", help="request header (repeat)")
+    p.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="request header, added to those of OTEL_EXPORTER_OTLP_HEADERS (this one wins for its key; "
+        "repeat)",
+    )
     p.add_argument(
         "--format",
         nargs=2,
@@ -188,14 +200,27 @@ def _send(path: Path, args: argparse.Namespace, headers: dict[str, str], answer:
         spans=result.spans,
         unfinished=result.unfinished,
     )
+    said = "; ".join(result.messages)
+    code = 0
+    if result.rejected:
+        answer.update(rejected=result.rejected, error=f"the backend rejected {result.rejected} spans: {said}")
+        _fail(
+            f"{path}: the backend rejected {result.rejected} of the {result.spans} spans sent"
+            + (f": {said}" if said else " (it gave no reason)"),
+            1,
+        )
+        code = 1
+    elif said:  # a partial success that rejects nothing is a warning
+        print(f"otel-agent-trace: note: the backend said: {term.clean(said)}", file=sys.stderr)
     if args.json:
-        return 0
+        return code
     note_unfinished = f", {result.unfinished} unfinished" if result.unfinished else ""
+    note_rejected = f" ({result.rejected} rejected)" if result.rejected else ""
     print(
-        f"{term.clean(path)}: sent {result.spans} spans{note_unfinished} of session "
+        f"{term.clean(path)}: sent {result.spans} spans{note_unfinished}{note_rejected} of session "
         f"{term.clean(result.session.session_id)} to {term.clean(args.otlp)} ({args.protocol})"
     )
-    return 0
+    return code
 
 
 def _write(path: Path, args: argparse.Namespace, out: Path, answer: dict[str, Any]) -> int:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
@@ -52,10 +52,13 @@ class NothingToExport(fmt.SessionFormatError):
 
 @dataclass
 class ExportResult:
-    """What one export did: the session read and the spans sent or written."""
+    """What one export did: the session read and the spans sent or written; of those sent, how
+    many the receiver said it rejected (OTLP's ``partial_success``), and what it said."""
 
     session: SessionSpans
     spans: int
+    rejected: int = 0
+    messages: list[str] = field(default_factory=list)
 
     @property
     def unfinished(self) -> int:
@@ -101,7 +104,8 @@ def export_session(
 
     Raises :class:`ExportFailed` at once when the endpoint takes no connection, or when the
     exporter gives a batch up (``exc.sent`` spans were sent before); :class:`NothingToExport`
-    for a session without spans (nothing is sent).
+    for a session without spans (nothing is sent). A receiver that accepts a batch but rejects
+    some of its spans (``partial_success``) does not stop the export: the result counts them.
     """
     from .otlp import readable_batches
     from .send import Sender
@@ -119,7 +123,7 @@ def export_session(
         sender.close()
     if not sender.sent:
         raise _nothing(session)
-    return ExportResult(session, sender.sent)
+    return ExportResult(session, sender.sent, sender.rejected.spans, sender.rejected.messages)
 
 
 def write_file(

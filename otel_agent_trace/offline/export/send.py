@@ -5,7 +5,11 @@ compression, TLS and client certificates, headers, all as ``OTEL_EXPORTER_OTLP_*
 What the exporters add here: an endpoint that accepts no connection fails at once, with its
 reason, rather than after the exporter's retries (one TCP connection is tried first, unless a
 proxy is in the way); what the exporter logs (a retry, the reason of a failure) is said on
-standard error as it happens, never dropped.
+standard error as it happens, never dropped; headers merge the same way for both protocols (those
+of ``OTEL_EXPORTER_OTLP_TRACES_HEADERS``, else ``OTEL_EXPORTER_OTLP_HEADERS``, then the given ones,
+which win per key: the HTTP exporter's own rule, which the gRPC exporter does not follow); and a
+receiver's ``partial_success`` (spans it rejected, or a warning), which the exporters drop, is
+counted (:class:`Rejections`).
 """
 
 from __future__ import annotations
@@ -27,6 +31,36 @@ PROTOCOLS = ("http/protobuf", "grpc")
 TRACES_PATH = "/v1/traces"
 DEFAULT_TIMEOUT = 10.0
 _EXPORTER_LOGGER = "opentelemetry.exporter"
+
+
+class Rejections:
+    """What receivers said in ``partial_success``: spans rejected, and their messages (each once)."""
+
+    def __init__(self) -> None:
+        self.spans = 0
+        self.messages: list[str] = []
+
+    def add(self, response: Any) -> None:
+        """Count the ``partial_success`` of one ``ExportTraceServiceResponse``."""
+        if not response.HasField("partial_success"):
+            return
+        partial = response.partial_success
+        self.spans += max(partial.rejected_spans, 0)
+        message = partial.error_message.strip()
+        if message and message not in self.messages and len(self.messages) < 10:
+            self.messages.append(message)
+
+    def add_body(self, body: bytes) -> None:
+        """Count an HTTP answer's body (an ``ExportTraceServiceResponse``; anything else is ignored)."""
+        if not body:
+            return
+        from google.protobuf.message import DecodeError
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+
+        try:
+            self.add(ExportTraceServiceResponse.FromString(body))
+        except DecodeError:
+            pass  # not protobuf (a proxy's page, JSON): no partial success to read
 
 
 class ExportFailed(Exception):
@@ -86,42 +120,63 @@ def resolved_timeout(timeout: float | None) -> float:
     return DEFAULT_TIMEOUT
 
 
+def merged_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
+    """``OTEL_EXPORTER_OTLP_TRACES_HEADERS`` (else ``OTEL_EXPORTER_OTLP_HEADERS``), then
+    ``headers`` over them, key by key; keys lower-case (gRPC metadata must be, HTTP's are not
+    case-sensitive)."""
+    from opentelemetry.util.re import parse_env_headers
+
+    own = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_HEADERS")
+    raw = own or os.environ.get("OTEL_EXPORTER_OTLP_HEADERS", "")
+    out = {k.lower(): v for k, v in parse_env_headers(raw, liberal=True).items()}
+    out.update({k.lower(): v for k, v in (headers or {}).items()})
+    return out
+
+
 def make_exporter(
-    endpoint: str, protocol: str, headers: Mapping[str, str] | None, timeout: float
+    endpoint: str,
+    protocol: str,
+    headers: Mapping[str, str] | None,
+    timeout: float,
+    rejections: Rejections | None = None,
 ) -> SpanExporter:
     """The SDK's OTLP span exporter for ``endpoint``; what is not given comes from the
-    ``OTEL_EXPORTER_OTLP_*`` variables, as for any exporter."""
+    ``OTEL_EXPORTER_OTLP_*`` variables, as for any exporter (headers: :func:`merged_headers`).
+    ``rejections`` counts what the receiver says in ``partial_success``."""
+    rejections = rejections if rejections is not None else Rejections()
     if protocol == "grpc":
-        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as Grpc
+        from ._grpc import counting_exporter
 
-        grpc_headers = tuple((k.lower(), v) for k, v in (headers or {}).items()) or None
-        return Grpc(endpoint=with_scheme(endpoint), headers=grpc_headers, timeout=timeout)
+        grpc_headers = tuple(merged_headers(headers).items()) or None
+        return counting_exporter(with_scheme(endpoint), grpc_headers, timeout, rejections)
     if protocol == "http/protobuf":
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as Http
 
         return Http(
             endpoint=http_url(endpoint),
-            headers=dict(headers) if headers else None,
+            headers=merged_headers(headers),
             timeout=timeout,
-            session=_own_ca_session(),
+            session=_counting_session(rejections),
         )
     raise ValueError(f"unknown protocol {protocol!r} (one of {', '.join(PROTOCOLS)})")
 
 
-def _own_ca_session() -> Any:
-    """A ``requests`` session that keeps the CA the OTLP settings name: requests otherwise lets
-    ``REQUESTS_CA_BUNDLE`` / ``CURL_CA_BUNDLE`` replace a session's ``verify`` on every request,
-    so ``OTEL_EXPORTER_OTLP_CERTIFICATE`` would be ignored wherever those are set. ``None`` (the
-    exporter's own session) when no CA is named or a credential provider gives the session."""
-    named = any(
-        os.environ.get(n) for n in ("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", "OTEL_EXPORTER_OTLP_CERTIFICATE")
-    )
+def _counting_session(rejections: Rejections) -> Any:
+    """A ``requests`` session whose answers are read for ``partial_success`` (a response hook),
+    and that keeps the CA the OTLP settings name: requests otherwise lets ``REQUESTS_CA_BUNDLE`` /
+    ``CURL_CA_BUNDLE`` replace a session's ``verify`` on every request, so
+    ``OTEL_EXPORTER_OTLP_CERTIFICATE`` would be ignored wherever those are set. ``None`` (the
+    exporter's own session, its partial successes unread) when a credential provider gives the
+    session."""
     providers = (
         "OTEL_PYTHON_EXPORTER_OTLP_HTTP_TRACES_CREDENTIAL_PROVIDER",
         "OTEL_PYTHON_EXPORTER_OTLP_HTTP_CREDENTIAL_PROVIDER",
     )
-    if not named or any(os.environ.get(n) for n in providers):
+    if any(os.environ.get(n) for n in providers):
         return None
+    named = any(
+        os.environ.get(n) for n in ("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", "OTEL_EXPORTER_OTLP_CERTIFICATE")
+    )
     import requests
 
     class OwnCA(requests.Session):
@@ -130,7 +185,13 @@ def _own_ca_session() -> Any:
             settings["verify"] = self.verify  # the exporter's: the CA the OTLP settings name
             return settings
 
-    return OwnCA()
+    def count(response: requests.Response, *args: Any, **kwargs: Any) -> None:
+        if response.status_code == 200:
+            rejections.add_body(response.content)
+
+    session = OwnCA() if named else requests.Session()
+    session.hooks["response"].append(count)
+    return session
 
 
 def target_of(endpoint: str, protocol: str) -> tuple[str, int]:
@@ -230,8 +291,9 @@ class Sender:
         self.timeout = resolved_timeout(timeout)
         self.note = note
         self.sent = 0
+        self.rejected = Rejections()
         check_reachable(endpoint, protocol, self.timeout)
-        self.exporter = make_exporter(endpoint, protocol, headers, self.timeout)
+        self.exporter = make_exporter(endpoint, protocol, headers, self.timeout, self.rejected)
 
     @property
     def target(self) -> str:
@@ -255,4 +317,13 @@ class Sender:
             self.exporter.shutdown()
 
 
-__all__ = ["PROTOCOLS", "ExportFailed", "Sender", "env_endpoint", "env_protocol", "http_url"]
+__all__ = [
+    "PROTOCOLS",
+    "ExportFailed",
+    "Rejections",
+    "Sender",
+    "env_endpoint",
+    "env_protocol",
+    "http_url",
+    "merged_headers",
+]
