@@ -57,15 +57,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     d = sub.add_parser(
         "export-dir",
         help="export every session of a directory",
-        description="export over every session of a directory (the ZIP when there is one, else the "
-        "JSONL with its child files; trace tier). Exit 1 if any session failed.",
+        description="export over every session file of a directory that analyze-dir reads: ours, "
+        "DevDuck's session ZIPs, DM-Code-Agent's JSONL, whatever their names (each session once: "
+        "its trace-tier .jsonl with its child files, else its checkpoint .jsonl, else its ZIP). A "
+        "file that cannot be read (or exported) is said and the others still go. Exit 0: every "
+        "session exported; 1: a session failed (unreadable, no spans, refused, spans rejected, "
+        "output file exists); 2: bad arguments or no such directory.",
     )
     d.add_argument("directory", help="sessions directory")
     _target_arguments(d, out_help="output directory (one file per session)")
     d.add_argument(
         "--json",
         action="store_true",
-        help='print one JSON document: {"directory", "sessions": [what export --json says, one per session]}',
+        help='print one JSON document: {"directory", "failed", "sessions": [what export --json says, '
+        "one per session]}",
     )
     d.set_defaults(func=run_export_dir)
 
@@ -266,55 +271,56 @@ def run_export(args: argparse.Namespace) -> int:
     return code
 
 
-def sessions_in(directory: Path) -> list[Path]:
-    """One file per session of the trace tier: its ZIP when there is one, else its JSONL."""
-    chosen: dict[str, Path] = {}
-    for path in sorted(directory.glob("session-*")):
-        name = path.name
-        for suffix in (fmt.ZIP_SUFFIX, fmt.JSONL_SUFFIX):
-            if name.endswith(suffix):
-                stem = name[: -len(suffix)]
-                break
-        else:
-            continue
-        if stem.endswith(fmt.CHECKPOINT_SUFFIX) or ".p" in stem:
-            continue  # the private tier, or a child process's part (it goes with its session)
-        if stem not in chosen or name.endswith(fmt.ZIP_SUFFIX):
-            chosen[stem] = path
-    return [chosen[k] for k in sorted(chosen)]
+def _output_name(path: Path, fmt_name: str) -> str:
+    """``<session>.otlp.jsonl`` / ``<session>.jaeger.json`` for a session file (any format's)."""
+    name = path.name
+    for suffix in (fmt.CHECKPOINT_SUFFIX + fmt.JSONL_SUFFIX, fmt.JSONL_SUFFIX, fmt.ZIP_SUFFIX):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return f"{name}{_SUFFIX[fmt_name]}"
 
 
 def run_export_dir(args: argparse.Namespace) -> int:
+    from otel_agent_trace.offline.analysis import find_sessions
+
     try:
         headers = _check(args)
     except _Usage as exc:
         return _fail(str(exc), 2)
     directory = Path(args.directory)
     if not directory.is_dir():
-        return _fail(f"{directory}: not a directory", 2)
+        return _fail(
+            f"{directory}: no such directory" if not directory.exists() else f"{directory}: not a directory",
+            2,
+        )
     out_dir = Path(args.out) if args.out else None
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
-    sessions = sessions_in(directory)
+    sessions = find_sessions(directory)  # what analyze-dir reads: ours, DevDuck's, DM's
     answers: list[dict[str, Any]] = []
     if not sessions and not args.json:
         print(f"no sessions in {term.clean(directory)}")
         return 0
-    worst = 0
+    failed = 0
     for path in sessions:
-        target = None
-        if out_dir is not None:
-            suffix = fmt.ZIP_SUFFIX if path.name.endswith(fmt.ZIP_SUFFIX) else fmt.JSONL_SUFFIX
-            stem = path.name[: -len(suffix)]
-            target = out_dir / f"{stem}{_SUFFIX[args.format]}"
+        target = out_dir / _output_name(path, args.format) if out_dir is not None else None
         answer: dict[str, Any] = {}
         try:
             code = _export_one(path, args, headers, target, answer)
-        except (fmt.SessionFormatError, OSError) as exc:
+        except (fmt.SessionFormatError, OSError) as exc:  # a file it cannot read: said, and on
             answer["error"] = str(exc)
-            code = _fail(str(exc), 2)
+            code = _fail(str(exc), 1)
         answers.append(answer)
-        worst = max(worst, code)
+        failed += code != 0
     if args.json:
-        sys.stdout.write(term.json_document({"directory": str(directory), "sessions": answers}))
-    return worst
+        sys.stdout.write(
+            term.json_document({"directory": str(directory), "failed": failed, "sessions": answers})
+        )
+    else:
+        done = "written" if args.format else "sent"
+        print(
+            f"{term.clean(directory)}: {len(sessions) - failed} of {len(sessions)} sessions {done}"
+            + (f" ({failed} failed: see above)" if failed else "")
+        )
+    return 1 if failed else 0

@@ -152,7 +152,7 @@ def test_export_dir_writes_one_file_per_session(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == sorted(
         p.name.replace(fmt.JSONL_SUFFIX, ".otlp.jsonl") for p in (first, second)
     )
-    assert done.stdout.count("wrote 5 spans") == 2 and ".zip" in done.stdout
+    assert done.stdout.count("wrote 5 spans") == 2 and "2 of 2 sessions written" in done.stdout
 
 
 def test_bad_input_is_named_by_file_and_line_and_exits_2(recording, tmp_path):
