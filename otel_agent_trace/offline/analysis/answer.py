@@ -8,28 +8,30 @@ the answer is the text the user reads: the message's text blocks, the state's la
 
 from __future__ import annotations
 
-from typing import Any
+from ..jsonvalue import JSONValue
 
 _AI_TYPES = ("ai", "AIMessage", "AIMessageChunk", "assistant")
 _TEXT_KEYS = ("final_output", "output", "answer", "text")
 
 
-def _blocks_text(blocks: Any) -> str | None:
+def _blocks_text(blocks: JSONValue) -> str | None:
     """The text of a content value: a string, or the ``text`` of its blocks joined."""
     if isinstance(blocks, str):
         return blocks
     if not isinstance(blocks, list):
         return None
-    parts = []
+    parts: list[str] = []
     for block in blocks:
         if isinstance(block, str):
             parts.append(block)
-        elif isinstance(block, dict) and isinstance(block.get("text"), str):
-            parts.append(block["text"])
+        elif isinstance(block, dict):
+            text = block.get("text")
+            if isinstance(text, str):
+                parts.append(text)
     return "".join(parts) if parts else None
 
 
-def _message_text(message: Any) -> str | None:
+def _message_text(message: JSONValue) -> str | None:
     """An assistant message's text: ours and OpenAI's (``role``), LangChain's (``type``, or its
     serialised form with ``kwargs``) and Strands' (``content`` blocks)."""
     if not isinstance(message, dict):
@@ -44,7 +46,7 @@ def _message_text(message: Any) -> str | None:
     return _blocks_text(message.get("content"))
 
 
-def answer_text(output: Any) -> str | None:
+def answer_text(output: JSONValue) -> str | None:
     """The answer text in an agent's output, or ``None`` when no known shape holds one."""
     if isinstance(output, str):
         return output
@@ -72,11 +74,12 @@ def answer_text(output: Any) -> str | None:
             if text is not None:
                 return text
     for key in _TEXT_KEYS:
-        if isinstance(output.get(key), str):
-            return output[key]
+        text = output.get(key)
+        if isinstance(text, str):
+            return text
     return None
 
 
-def is_digest(output: Any) -> bool:
+def is_digest(output: JSONValue) -> bool:
     """Whether the output is only its length and SHA-256 (the trace tier without content)."""
     return isinstance(output, dict) and set(output) <= {"chars", "sha256"} and "sha256" in output

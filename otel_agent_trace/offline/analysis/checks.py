@@ -7,7 +7,7 @@ The grade follows DM-Code-Agent's trace health: a score from 1.0 minus penalties
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 from . import classify as cls
 from .summary import UNFINISHED_KEPT, Accumulator, Failure, arguments_digest
@@ -61,10 +61,21 @@ def _open_stage(acc: Accumulator) -> str | None:
     return None
 
 
-def loops(acc: Accumulator, threshold: int = LOOP_THRESHOLD) -> list[dict[str, Any]]:
+class Loop(TypedDict):
+    """A tool call repeated with the same arguments, as the checklist shows it."""
+
+    tool: str
+    arguments_digest: str
+    count: int
+    failed: int
+    max_consecutive: int
+    first_entry: str
+
+
+def loops(acc: Accumulator, threshold: int = LOOP_THRESHOLD) -> list[Loop]:
     """Tool calls repeated with the same arguments ``threshold`` times (at least twice) or more."""
     threshold = max(threshold, 2)
-    found = [
+    found: list[Loop] = [
         {
             "tool": loop.tool,
             "arguments_digest": arguments_digest(loop.digest),
@@ -98,7 +109,7 @@ def verification(acc: Accumulator, status: str) -> dict[str, Any]:
 
 
 def health(
-    acc: Accumulator, status: str, final_stage: str | None, found_loops: list[dict[str, Any]], issues: int
+    acc: Accumulator, status: str, final_stage: str | None, found_loops: list[Loop], issues: int
 ) -> dict[str, Any]:
     score = 1.0
     reasons: list[str] = []

@@ -14,6 +14,8 @@ import orjson
 
 from otel_agent_trace import semconv
 
+from ..jsonvalue import JSONValue
+
 # Failure stages, in the DM-Code-Agent checklist's spirit, for any agent.
 MODEL = "model"  # the model call failed (server error, refused request)
 PARSE = "parse"  # the model's output could not be used (bad JSON, wrong tool arguments)
@@ -151,7 +153,7 @@ COMMAND_KEYS = frozenset(
 )
 
 
-def command_in_arguments(arguments: Any) -> str:
+def command_in_arguments(arguments: JSONValue) -> str:
     """The command a tool was asked to run, from its arguments (``""`` when it takes none): the
     values under :data:`COMMAND_KEYS`, so a file's text written by a tool is never mistaken for
     a test run."""
@@ -162,9 +164,9 @@ def command_in_arguments(arguments: Any) -> str:
             arguments = orjson.loads(arguments)
         except orjson.JSONDecodeError:
             return ""
-    if arguments.__class__ is not dict or arguments.keys().isdisjoint(COMMAND_KEYS):
+    if type(arguments) is not dict or arguments.keys().isdisjoint(COMMAND_KEYS):
         return ""
-    parts = []
+    parts: list[str] = []
     for key, value in arguments.items():
         if key in COMMAND_KEYS:
             if isinstance(value, str):
@@ -176,7 +178,7 @@ def command_in_arguments(arguments: Any) -> str:
 
 def command_text(attributes: dict[str, Any]) -> str:
     """A process span's command line as one string."""
-    args = attributes.get(semconv.PROCESS_COMMAND_ARGS)
+    args: JSONValue = attributes.get(semconv.PROCESS_COMMAND_ARGS)
     if isinstance(args, list):
         return " ".join(str(a) for a in args)
     if isinstance(args, str):

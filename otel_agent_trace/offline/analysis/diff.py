@@ -68,7 +68,7 @@ def _lcs_pairs(a: list[str], b: list[str]) -> list[tuple[int, int]]:
             else:
                 down, right = table[below + j], table[row + j + 1]
                 table[row + j] = down if down >= right else right
-    pairs = []
+    pairs: list[tuple[int, int]] = []
     i = j = 0
     while i < n and j < m:
         if a[i] == b[j]:
@@ -133,7 +133,7 @@ def diff(
     if base["duration_s"] is not None and candidate["duration_s"] is not None:  # else time unknown
         metrics = {"duration_s": _delta(base["duration_s"], candidate["duration_s"]), **metrics}
     base_answer, cand_answer = _answer_key(base["final_answer"]), _answer_key(candidate["final_answer"])
-    result = {
+    result: dict[str, Any] = {
         "base": base["path"],
         "candidate": candidate["path"],
         "status": {"base": base["status"], "candidate": candidate["status"]},

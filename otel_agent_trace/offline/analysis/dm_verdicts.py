@@ -53,7 +53,9 @@ directory as DM's does (:func:`otel_agent_trace.offline.analysis.directory.dm_su
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, TypedDict
+
+from ..jsonvalue import JSONObject, JSONValue
 
 VERIFICATION_ACTIONS = frozenset({"run_python", "run_tests", "run_linter"})
 FINISH_ACTIONS = frozenset({"finish", "task_complete"})
@@ -125,6 +127,14 @@ def _step_number(value: Any, default: int) -> int:
     return default
 
 
+class RunEnd(TypedDict):
+    """What is kept of the last ``run_end``: its values as the file has them."""
+
+    status: JSONValue
+    duration_seconds: JSONValue
+    metadata: JSONObject
+
+
 class DMVerdicts:
     """DM-Code-Agent's analysis of one file, built as its entries stream by."""
 
@@ -135,8 +145,8 @@ class DMVerdicts:
         self.task: Any = ""
         self.schema_version: Any = None
         self.has_run_start = False
-        self.run_end: dict[str, Any] | None = None  # the last run_end's status, duration, metadata
-        self.runtime: dict[str, Any] | None = None
+        self.run_end: RunEnd | None = None  # the last run_end's status, duration, metadata
+        self.runtime: dict[str, JSONValue] | None = None
         self.step_count = 0
         self.tool_call_count = 0
         self.replan_count = 0
@@ -189,7 +199,7 @@ class DMVerdicts:
                 self.task = entry.get("task", "")
                 self.schema_version = entry.get("schema_version")
         elif event == "run_end":
-            metadata = entry.get("metadata", {})
+            metadata: JSONValue = entry.get("metadata", {})
             self.run_end = {
                 "status": entry.get("status", ""),
                 "duration_seconds": entry.get("duration_seconds"),
@@ -223,7 +233,7 @@ class DMVerdicts:
         text = str(observation).strip()
         if text.startswith(MISSING_PATH_HEADS) and text.endswith(MISSING_PATH_TAILS):
             self.missing_path_references += 1
-        action_input = entry.get("action_input")
+        action_input: JSONValue = entry.get("action_input")
         path = action_input.get("path") if isinstance(action_input, dict) else None
         if not isinstance(path, str) or not path:
             return
@@ -344,7 +354,7 @@ class DMVerdicts:
 
 def signals(primary: str, final: str, gap: bool, failures: int, replanned: bool) -> list[str]:
     """DM's signal labels of a run (advisory, not scored)."""
-    out = []
+    out: list[str] = []
     if primary != "none":
         out.append(f"primary_failure:{primary}")
     if final != "none":

@@ -16,6 +16,7 @@ from typing import Any
 
 from otel_agent_trace.offline.terminal import clean, fit
 
+from ..jsonvalue import JSONValue
 from .summary import Accumulator
 
 _MD = re.compile(r"([\\|`\[\]*_])")
@@ -61,6 +62,7 @@ def session_report(result: dict[str, Any], acc: Accumulator) -> str:
     tokens = result["tokens"]
     health = result["health"]
     out = [f"# Session report: {md(result['session_id'] or result['path'])}", ""]
+    argv: JSONValue = meta.get("argv")
     rows = [
         ("file", result["path"]),
         ("status", f"{result['status']}{'' if result['complete'] else ' (no session.end)'}"),
@@ -74,7 +76,7 @@ def session_report(result: dict[str, Any], acc: Accumulator) -> str:
         ("python", meta.get("python_version")),
         (
             "command",
-            " ".join(str(a) for a in meta.get("argv") or []) if isinstance(meta.get("argv"), list) else None,
+            " ".join(str(a) for a in argv) if isinstance(argv, list) else None,
         ),
         ("working directory", meta.get("cwd")),
         ("model calls", counts["model_calls"]),

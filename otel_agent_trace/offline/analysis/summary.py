@@ -15,16 +15,17 @@ import itertools
 import os
 import sys
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import orjson
 
 from otel_agent_trace import semconv
 from otel_agent_trace import session_format as fmt
 
+from ..jsonvalue import JSONObject, JSONValue
 from . import classify as cls
 from . import foreign
 from .answer import answer_text, is_digest
@@ -57,23 +58,23 @@ _COMMAND_KEYS = cls.COMMAND_KEYS
 _FILE_ACCESS = "agent_trace.file.access"
 _WRITE_ACCESS = ("write", "readwrite", "append")
 _WRITE_EVENTS = ("file.delete", "file.rename", "file.write")
-_NO_ATTRS: dict[str, Any] = {}  # read, never written
+_NO_ATTRS: JSONObject = {}  # read, never written
 _dumps, _SORT_KEYS, _crc32 = orjson.dumps, orjson.OPT_SORT_KEYS, zlib.crc32
 
 
-def _d(value: Any) -> dict[str, Any]:
+def _d(value: JSONValue) -> JSONObject:
     return value if isinstance(value, dict) else {}
 
 
-def _int(value: Any) -> int:
+def _int(value: JSONValue) -> int:
     return value if type(value) is int else 0
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     return value if isinstance(value, str) else "" if value is None else str(value)
 
 
-def _preview(value: Any, limit: int = PREVIEW) -> str:
+def _preview(value: JSONValue, limit: int = PREVIEW) -> str:
     """A short one-line text of a value read from a file (JSON for structures)."""
     if value is None:
         return ""
@@ -85,6 +86,14 @@ def _preview(value: Any, limit: int = PREVIEW) -> str:
         except (TypeError, orjson.JSONEncodeError):
             text = str(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class Answer(TypedDict):
+    """A run's final answer: its text when the file has it, else its length and SHA-256."""
+
+    text: str | None
+    chars: int
+    sha256: str | None
 
 
 def arguments_digest(key: int) -> str:
@@ -187,7 +196,7 @@ class Accumulator:
 
     session_id: str = ""
     tier: str = ""
-    metadata: dict[str, Any] = field(default_factory=dict)
+    metadata: JSONObject = field(default_factory=dict[str, JSONValue])
     entries: int = 0
     files: int = 0
     start_ts: int = 0
@@ -200,58 +209,67 @@ class Accumulator:
     messages: int = 0
     events: int = 0
     snapshots: int = 0
-    by_layer: dict[str, Stat] = field(default_factory=dict)
-    by_model: dict[str, Stat] = field(default_factory=dict)
-    by_tool: dict[str, Stat] = field(default_factory=dict)
-    sys_events: dict[str, int] = field(default_factory=dict)  # file, socket … events by name
+    by_layer: dict[str, Stat] = field(default_factory=dict[str, Stat])
+    by_model: dict[str, Stat] = field(default_factory=dict[str, Stat])
+    by_tool: dict[str, Stat] = field(default_factory=dict[str, Stat])
+    # file, socket … events by name
+    sys_events: dict[str, int] = field(default_factory=dict[str, int])
     processes: int = 0
     http_requests: int = 0
     # spans started and not yet ended, in the order they started: span id -> its start entry's id.
     # A crashed run may leave a million: each costs a few small records, never its whole entry.
-    open: dict[str, str] = field(default_factory=dict)
-    open_kinds: dict[str, str] = field(default_factory=dict)  # of those an agent or model span: its kind
-    open_tools: dict[str, str] = field(default_factory=dict)  # of those an execute_tool span: its tool
+    open: dict[str, str] = field(default_factory=dict[str, str])
+    # of those an agent or model span: its kind; of those an execute_tool span: its tool
+    open_kinds: dict[str, str] = field(default_factory=dict[str, str])
+    open_tools: dict[str, str] = field(default_factory=dict[str, str])
     # (name, layer, kind, start ts, entry id) of the first OPEN_DESCRIBED spans running at once
-    open_described: dict[str, tuple[str, str, str, int, str]] = field(default_factory=dict)
-    slowest: list[tuple[int, int, str, str, str]] = field(default_factory=list)
+    open_described: dict[str, tuple[str, str, str, int, str]] = field(
+        default_factory=dict[str, tuple[str, str, str, int, str]]
+    )
+    slowest: list[tuple[int, int, str, str, str]] = field(
+        default_factory=list[tuple[int, int, str, str, str]]
+    )
     _calls: int = 0
     slow_floor: int = -1  # the shortest of the slowest spans once there are SLOWEST of them
     _slow_seq: int = 0
     # the id of the span being ended: its start entry's when the file has one, else its end's
     # (what ``view`` shows), or of a foreign failure entry
     span_eid: str = ""
-    failures: list[Failure] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list[Failure])
     failure_count: int = 0
-    failures_by_stage: dict[str, int] = field(default_factory=dict)
+    failures_by_stage: dict[str, int] = field(default_factory=dict[str, int])
     first_failure: Failure | None = None
     last_failure: Failure | None = None
-    unrecovered: dict[str, Failure] = field(default_factory=dict)  # key -> its latest failure
+    # key -> its latest failure
+    unrecovered: dict[str, Failure] = field(default_factory=dict[str, Failure])
     retried_ok: int = 0
-    root_errors: list[Failure] = field(default_factory=list)
+    root_errors: list[Failure] = field(default_factory=list[Failure])
     replans: int = 0
     format: str = "otel-agent-trace"
     dm: DMVerdicts | None = None  # a DM-Code-Agent file: DM's own verdicts
     verifications: int = 0
-    verification_kinds: dict[str, list[int]] = field(default_factory=dict)  # kind -> [runs, passed]
+    # kind -> [runs, passed]
+    verification_kinds: dict[str, list[int]] = field(default_factory=dict[str, list[int]])
     last_verification: Verification | None = None
     last_write_ts: int = 0
     writes: int = 0
-    verified_parents: set[str] = field(default_factory=set)
-    tool_kinds: dict[str, str | None] = field(default_factory=dict)  # tool -> verification by name
-    command_kinds: dict[str, str | None] = field(default_factory=dict)  # command -> verification kind
+    verified_parents: set[str] = field(default_factory=set[str])
+    # tool -> verification by name; command -> verification kind
+    tool_kinds: dict[str, str | None] = field(default_factory=dict[str, str | None])
+    command_kinds: dict[str, str | None] = field(default_factory=dict[str, str | None])
     # tool calls by key (tool and arguments): made once (their first entry, order and failure:
     # a small record in one table, which most calls never leave), or more than once
-    once: dict[int, tuple[str, int, bool]] = field(default_factory=dict)
-    loops: dict[int, LoopKey] = field(default_factory=dict)
+    once: dict[int, tuple[str, int, bool]] = field(default_factory=dict[int, tuple[str, int, bool]])
+    loops: dict[int, LoopKey] = field(default_factory=dict[int, LoopKey])
     last_tool_key: int | None = None
     last_answer: dict[str, Any] | None = None
-    agent_answer: Any = None
-    action_list: list[str] = field(default_factory=list)
-    step_list: list[dict[str, Any]] = field(default_factory=list)
+    agent_answer: JSONValue = None
+    action_list: list[str] = field(default_factory=list[str])
+    step_list: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     steps_dropped: int = 0
 
     @property
-    def final_answer(self) -> dict[str, Any] | None:
+    def final_answer(self) -> Answer | None:
         """The run's answer, as text the user reads (:mod:`.answer`): the outermost agent's
         output, else the last assistant message that asked for no tool (its text when the file
         has it, else its length and SHA-256). An output kept only as a digest (the trace tier)
@@ -355,7 +373,7 @@ class Accumulator:
     def _ts(self, entry: dict[str, Any]) -> int:
         """An entry's time (0 when it has none), moving the session's first and last times."""
         ts = entry.get("ts")
-        if ts.__class__ is not int or ts <= 0:
+        if type(ts) is not int or ts <= 0:
             return 0
         if ts > self.last_ts:
             self.last_ts = ts
@@ -363,7 +381,7 @@ class Accumulator:
                 self.first_ts = ts
         return ts
 
-    def _other(self, entry: dict[str, Any], kind: Any) -> None:
+    def _other(self, entry: dict[str, Any], kind: object) -> None:
         """Entries met once or rarely: snapshots, session start, join and end."""
         ts = self._ts(entry)
         if kind == _SNAPSHOT:
@@ -380,7 +398,7 @@ class Accumulator:
         elif kind is foreign.REPLAN:
             self.replans += 1
 
-    def _session_start(self, entry: dict[str, Any], kind: str, ts: int) -> None:
+    def _session_start(self, entry: dict[str, Any], kind: object, ts: int) -> None:
         self.files += 1
         if kind == fmt.SESSION_START and not self.has_root:
             self.has_root = True
@@ -391,7 +409,7 @@ class Accumulator:
 
     def _sys_event(self, entry: dict[str, Any]) -> None:
         name = entry.get("name")
-        if name.__class__ is not str:
+        if type(name) is not str:
             return
         counts = self.sys_events
         count = counts.get(name)
@@ -400,31 +418,31 @@ class Accumulator:
         elif len(counts) < SYS_EVENT_NAMES_KEPT:
             counts[name] = 1
         if name == "file.open":
-            attrs = entry.get("attributes")
-            if attrs.__class__ is not dict or attrs.get(_FILE_ACCESS) not in _WRITE_ACCESS:
+            attrs: JSONValue = entry.get("attributes")
+            if type(attrs) is not dict or attrs.get(_FILE_ACCESS) not in _WRITE_ACCESS:
                 return
         elif name not in _WRITE_EVENTS:
             return
         self.writes += 1
         ts = entry.get("ts")
-        if ts.__class__ is int and ts > self.last_write_ts:
+        if type(ts) is int and ts > self.last_write_ts:
             self.last_write_ts = ts
 
     def _span_start(self, entry: dict[str, Any]) -> None:
         """A span's start: remembered by id until its end (what its children ask of it, and a
         description while few spans run at once)."""
         sid = entry.get("span_id")
-        if sid.__class__ is not str:
+        if type(sid) is not str:
             return
         eid = entry.get("id")
-        self.open[sid] = eid if eid.__class__ is str else _text(eid)
-        name, layer, kind, ts, eid = described = open_span(entry)
+        self.open[sid] = eid if type(eid) is str else _text(eid)
+        name, _, kind, _, _ = described = open_span(entry)
         if kind == cls.KIND_AGENT or kind == cls.KIND_MODEL:
             self.open_kinds[sid] = kind
         elif name.startswith("execute_tool"):
-            attrs = entry.get("attributes")
-            tool = attrs.get(_TOOL_NAME) if attrs.__class__ is dict else None
-            if tool.__class__ is not str or not tool:
+            attrs: JSONValue = entry.get("attributes")
+            tool = attrs.get(_TOOL_NAME) if type(attrs) is dict else None
+            if type(tool) is not str or not tool:
                 tool = name.removeprefix("execute_tool ").strip()
             self.open_tools[sid] = tool[:TOOL_NAME_KEPT]
         if len(self.open_described) < OPEN_DESCRIBED:
@@ -432,12 +450,12 @@ class Accumulator:
 
     def _span_end(self, entry: dict[str, Any]) -> None:
         """A span's end: the stats every span has, then its kind's own handler."""
-        attrs = entry.get("attributes")
-        if attrs.__class__ is not dict:
+        attrs: JSONValue = entry.get("attributes")
+        if type(attrs) is not dict:
             attrs = _NO_ATTRS
         sid = entry.get("span_id")
         eid = None
-        if sid.__class__ is str:
+        if type(sid) is str:
             eid = self.open.pop(sid, None)  # one span, one id everywhere: its start entry's
             if eid is not None:
                 if self.open_kinds:
@@ -447,21 +465,21 @@ class Accumulator:
                 self.open_described.pop(sid, None)
         if eid is None:
             eid = entry.get("id")
-        self.span_eid = eid if eid.__class__ is str else _text(eid)
+        self.span_eid = eid if type(eid) is str else _text(eid)
         ts = entry.get("ts")
-        if ts.__class__ is not int or ts <= 0:
+        if type(ts) is not int or ts <= 0:
             ts = 0
         elif ts > self.last_ts:
             self.last_ts = ts
             if not self.first_ts:
                 self.first_ts = ts
         duration = entry.get("duration_ns")
-        if duration.__class__ is not int or duration < 0:
+        if type(duration) is not int or duration < 0:
             duration = 0
-        status = entry.get("status")
-        error = status.__class__ is dict and status.get("code") == _ERROR
+        status: JSONValue = entry.get("status")
+        error = type(status) is dict and status.get("code") == _ERROR
         layer = entry.get("layer")
-        if layer.__class__ is not str:
+        if type(layer) is not str:
             layer = _text(layer)
         stat = self.by_layer.get(layer)
         if stat is None:
@@ -477,7 +495,7 @@ class Accumulator:
         op = attrs.get(_OP)
         if op == _OP_TOOL:
             self._tool(entry, attrs, duration, error, status, ts)
-        elif op.__class__ is str and op in _MODEL_OPS:
+        elif type(op) is str and op in _MODEL_OPS:
             self._model(entry, attrs, duration, error, status, ts)
         else:
             kind = cls.span_kind(_name(entry), layer, attrs)
@@ -495,7 +513,7 @@ class Accumulator:
         framework's tool over an ``@oat.tool`` function, one call (a model replay answering the
         outer one runs no inner one, and must count the same)."""
         parent_id = entry.get("parent_span_id")
-        return parent_id.__class__ is str and self.open_tools.get(parent_id) == tool[:TOOL_NAME_KEPT]
+        return type(parent_id) is str and self.open_tools.get(parent_id) == tool[:TOOL_NAME_KEPT]
 
     def _slow(self, entry: dict[str, Any], duration: int, layer: str) -> None:
         """One of the slowest spans so far (a bounded heap; ``slow_floor`` its smallest)."""
@@ -510,11 +528,11 @@ class Accumulator:
             heapq.heapreplace(slow, item)
         self.slow_floor = slow[0][0]
 
-    def _agent(self, entry: dict[str, Any], error: bool, status: Any, ts: int) -> None:
+    def _agent(self, entry: dict[str, Any], error: bool, status: JSONValue, ts: int) -> None:
         if not self._outermost_agent(entry.get("parent_span_id")):
             return
-        content = entry.get("content")
-        if content.__class__ is dict and "agent_output" in content:
+        content: JSONValue = entry.get("content")
+        if type(content) is dict and "agent_output" in content:
             self.agent_answer = content["agent_output"]
         if error:  # the run failed; the stage is decided by what failed under it (checks.outcome)
             why = _why(entry.get("attributes"), status)
@@ -528,10 +546,12 @@ class Accumulator:
 
     # --- kinds of spans -------------------------------------------------------------------
 
-    def _model(self, entry, attrs, duration, error, status, ts) -> None:  # type: ignore[no-untyped-def]
+    def _model(
+        self, entry: dict[str, Any], attrs: JSONObject, duration: int, error: bool, status: JSONValue, ts: int
+    ) -> None:
         # the model asked for: the same key for a failed call and its retry
         model = attrs.get(_REQUEST_MODEL) or attrs.get(_RESPONSE_MODEL) or _name(entry)
-        if model.__class__ is not str:
+        if type(model) is not str:
             model = _text(model)
         stat = self.by_model.get(model)
         if stat is None:
@@ -543,25 +563,25 @@ class Accumulator:
         if error:
             stat.errors += 1
         tokens_in = attrs.get(_TOKENS_IN, 0)
-        if tokens_in.__class__ is not int:
+        if type(tokens_in) is not int:
             tokens_in = 0
         tokens_out = attrs.get(_TOKENS_OUT, 0)
-        if tokens_out.__class__ is not int:
+        if type(tokens_out) is not int:
             tokens_out = 0
         stat.input_tokens += tokens_in
         stat.output_tokens += tokens_out
         cache = attrs.get(_TOKENS_CACHE)
-        if cache.__class__ is int:
+        if type(cache) is int:
             stat.cache_read_tokens += cache
         reasons = attrs.get(_FINISH_REASONS)
         limited = False
-        if reasons.__class__ is not list:
+        if type(reasons) is not list:
             reasons = []
         elif reasons:
             try:
                 limited = not _LIMIT_REASONS.isdisjoint(reasons)
             except TypeError:  # an unhashable reason: look at the strings one by one
-                limited = any(r.__class__ is str and r in _LIMIT_REASONS for r in reasons)
+                limited = any(type(r) is str and r in _LIMIT_REASONS for r in reasons)
         if error:
             why = _why(attrs, status)
             self._fail(cls.failure_stage(why, cls.MODEL), "model:" + model, entry, why, ts)
@@ -580,9 +600,11 @@ class Accumulator:
             why = _why(attrs, status) if error else ""
             self._step("model", model, ts - duration if ts else 0, duration, why, detail, self.span_eid)
 
-    def _tool(self, entry, attrs, duration, error, status, ts) -> None:  # type: ignore[no-untyped-def]
+    def _tool(
+        self, entry: dict[str, Any], attrs: JSONObject, duration: int, error: bool, status: JSONValue, ts: int
+    ) -> None:
         tool = attrs.get(_TOOL_NAME)
-        if tool.__class__ is not str or not tool:
+        if type(tool) is not str or not tool:
             name = _name(entry)
             tool = _text(tool) or name.removeprefix("execute_tool ").strip() or name
         if self._within_same_tool(entry, tool):
@@ -598,9 +620,10 @@ class Accumulator:
             stat.errors += 1
         if self.actions:
             self.action_list.append(sys.intern(tool))
-        content = entry.get("content")
-        if content.__class__ is not dict:
+        content: JSONValue = entry.get("content")
+        if type(content) is not dict:
             content = _NO_ATTRS
+        args: JSONValue
         if "tool_arguments" in content:
             has_args, args = True, content["tool_arguments"]
         else:
@@ -622,7 +645,7 @@ class Accumulator:
         if verified and entry.get("span_id") in verified:
             verified.discard(entry.get("span_id"))  # a verification process under it already counted
         else:
-            if not has_args or (args.__class__ is dict and args.keys().isdisjoint(_COMMAND_KEYS)):
+            if not has_args or (type(args) is dict and args.keys().isdisjoint(_COMMAND_KEYS)):
                 command = ""  # the common case: no command among the arguments
             else:
                 command = cls.command_in_arguments(args)
@@ -648,7 +671,9 @@ class Accumulator:
             why = _why(attrs, status) if error else ""
             self._step("tool", tool, ts - duration if ts else 0, duration, why, detail, self.span_eid)
 
-    def _process(self, entry, attrs, error, status, ts) -> None:  # type: ignore[no-untyped-def]
+    def _process(
+        self, entry: dict[str, Any], attrs: JSONObject, error: bool, status: JSONValue, ts: int
+    ) -> None:
         self.processes += 1
         command = cls.command_text(attrs)
         exit_code = attrs.get(semconv.PROCESS_EXIT_CODE)
@@ -668,7 +693,7 @@ class Accumulator:
         elif self.unrecovered:
             self._ok("sys:" + exe)
 
-    def _http(self, entry, attrs, error, ts) -> None:  # type: ignore[no-untyped-def]
+    def _http(self, entry: dict[str, Any], attrs: JSONObject, error: bool, ts: int) -> None:
         self.http_requests += 1
         parent = entry.get("parent_span_id")
         if isinstance(parent, str) and self.open_kinds.get(parent) == cls.KIND_MODEL:
@@ -745,7 +770,7 @@ class Accumulator:
                 self.loops[key] = LoopKey(tool, digest, 2, failed + error, streak, streak, eid, seen)
         self.last_tool_key = key
 
-    def _step(self, kind, name, start, duration, why, detail, eid) -> None:  # type: ignore[no-untyped-def]
+    def _step(self, kind: str, name: str, start: int, duration: int, why: str, detail: str, eid: str) -> None:
         if len(self.step_list) >= self.steps:
             self.steps_dropped += 1
             return
@@ -764,25 +789,25 @@ class Accumulator:
 
 def _name(entry: dict[str, Any]) -> str:
     name = entry.get("name")
-    return name if name.__class__ is str else _text(name)
+    return name if type(name) is str else _text(name)
 
 
 def _eid(entry: dict[str, Any]) -> str:
     eid = entry.get("id")
-    return eid if eid.__class__ is str else _text(eid)
+    return eid if type(eid) is str else _text(eid)
 
 
-def _why(attrs: Any, status: Any) -> str:
+def _why(attrs: JSONValue, status: JSONValue) -> str:
     """The text of a span's error: its ``error.type`` and status description."""
-    why = _text(attrs.get(semconv.ERROR_TYPE)) if attrs.__class__ is dict else ""
-    desc = _text(status.get("description")) if status.__class__ is dict else ""
+    why = _text(attrs.get(semconv.ERROR_TYPE)) if type(attrs) is dict else ""
+    desc = _text(status.get("description")) if type(status) is dict else ""
     return f"{why}: {desc}" if why and desc and not desc.startswith(why) else desc or why or "error"
 
 
 def open_span(entry: dict[str, Any]) -> tuple[str, str, str, int, str]:
     """``(name, layer, kind, start ts, entry id)`` of a running span from its start entry."""
-    attrs = entry.get("attributes")
-    op = attrs.get(_OP) if attrs.__class__ is dict else None
+    attrs: JSONValue = entry.get("attributes")
+    op = attrs.get(_OP) if type(attrs) is dict else None
     name = _text(entry.get("name"))
     layer = _text(entry.get("layer"))
     ts = entry.get("ts")
@@ -790,12 +815,12 @@ def open_span(entry: dict[str, Any]) -> tuple[str, str, str, int, str]:
         name,
         layer,
         cls.start_kind(name, layer, op),
-        ts if ts.__class__ is int else 0,
+        ts if type(ts) is int else 0,
         _text(entry.get("id")),
     )
 
 
-def _answer(content: Any, chars: Any, sha: Any) -> dict[str, Any]:
+def _answer(content: JSONValue, chars: JSONValue, sha: JSONValue) -> Answer:
     """A final answer: its text when the file has it, else its length and SHA-256."""
     if isinstance(content, str):
         return {
@@ -867,7 +892,8 @@ def _in_our_shape(
     module = formats.detect(first)
     if module is formats.native:
         return itertools.chain((first,), entries)
-    entries.close()
+    if isinstance(entries, Generator):  # the reader's: its file closed now
+        entries.close()
     del issues[seen:]  # read again below
     from otel_agent_trace.offline.loader import iter_entries
 
