@@ -53,6 +53,10 @@ class Tiny:
     NAME = "tiny-test"
     END_TYPES = frozenset({"bye"})
     SNAPSHOT_TYPES = frozenset({"save"})
+    SNAPSHOT_NAME = "save"
+    SNAPSHOTS_HOLD_CONVERSATION = True
+    FORKS_IN_OWN_LINES = False
+    RECORD_RESUMABLE = "save as you go"
 
     def matches(self, raw: dict[str, Any]) -> bool:
         return "tiny" in raw
@@ -109,6 +113,15 @@ class Tiny:
         return [
             {"role": e.data["role"], "content": e.data["text"]} for e in session.events if e.type == "say"
         ]
+
+    def unresumable(self, session: Session) -> str | None:
+        return None
+
+    def fork_name(self, session: Session, point: str) -> str:
+        return f"{session.session_id}.fork-{point}.jsonl"
+
+    def fork_lines(self, session: Session, point: str) -> Iterator[bytes]:
+        raise NotImplementedError("forked as our entries")
 
     def as_ours(self, entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         for entry in entries:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,17 @@ def not_evicted(session: Session) -> int:
 
 def no_evicted_note(session: Session) -> str:
     return ""
+
+
+def fork_of_ours(session: Session, point: str) -> str:
+    """``<session id>.fork-<point>[.checkpoint].jsonl``: a branch written as our entries."""
+    tier_part = fmt.CHECKPOINT_SUFFIX if session.tier == "checkpoint" else ""
+    return f"{session.session_id}.fork-{point}{tier_part}{fmt.JSONL_SUFFIX}"
+
+
+def no_own_fork(session: Session, point: str) -> Iterator[bytes]:
+    """A branch of a format with no fork of its own is written as our entries, not by it."""
+    raise NotImplementedError("a branch of this format is written as our entries")
 
 
 def stamps_duration(events: list[Event]) -> float:

@@ -43,11 +43,22 @@ END_TYPES = frozenset({"session.stop"})
 RING = 10_000  # devduck 1.15.7's EventBuffer(max_events=10000)
 EVICTED_START_KEYS = ("session_id", "total_events")
 SNAPSHOT_TYPES = frozenset({"snapshot.created"})
+SNAPSHOT_NAME = "snapshot"
+SNAPSHOTS_HOLD_CONVERSATION = True  # snapshots.json: each snapshot's messages whole
+FORKS_IN_OWN_LINES = False
+RECORD_RESUMABLE = "keep the DevDuck session ZIP with its snapshots.json"
 LAYERS = frozenset({"agent", "tool", "sys"})
 
 session_id = _common.session_id
 tier = _common.tier
 child_files = _common.no_child_files
+fork_name = _common.fork_of_ours  # a branch of its events as our entries (no snapshots.json)
+fork_lines = _common.no_own_fork
+
+
+def unresumable(session: Session) -> str | None:
+    """A DevDuck ZIP's snapshots hold their messages whole: resume asks them."""
+    return None
 
 
 def matches(raw: dict[str, Any]) -> bool:

@@ -25,16 +25,18 @@ tool call with its ``action_input``, ``observation`` and ``failure`` flag; a ``p
 
 from __future__ import annotations
 
+import json
+import uuid
 from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
 from typing import Any
 
 from otel_agent_trace import semconv
 from otel_agent_trace import session_format as fmt
-from otel_agent_trace.session_format.reader import Source
+from otel_agent_trace.session_format.reader import Source, iter_lines, open_source
 
 from . import _common, ours
-from ._checks import flatten, mapping, text
+from ._checks import BadEntry, flatten, mapping, text
 from .protocol import Session
 from .records import Event, SpanRecord
 
@@ -46,6 +48,10 @@ CHECKPOINT = "checkpoint"
 FORK = "fork"
 END_TYPES = frozenset({RUN_END})
 SNAPSHOT_TYPES = frozenset({CHECKPOINT})
+SNAPSHOT_NAME = CHECKPOINT
+SNAPSHOTS_HOLD_CONVERSATION = True  # a checkpoint's state.conversation_history
+FORKS_IN_OWN_LINES = True
+RECORD_RESUMABLE = "record with dm-agent --checkpoint FILE.jsonl"
 _TOOL = frozenset({"tool_call", "step", "observation_truncated", "edit_guard", "edit_noop"})
 _SYS = frozenset({"file_backup"})
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -271,6 +277,64 @@ def snapshots(events: list[Event]) -> list[dict[str, Any]]:
 def conversation(session: Session, until: str | None) -> list[dict[str, Any]]:
     """The ``message`` entries since the run's latest ``run_start``."""
     return _common.messages_since(session, until, lambda e: [] if e.type == RUN_START else None)
+
+
+# --- resume and fork ---------------------------------------------------------------------------
+
+
+def unresumable(session: Session) -> str | None:
+    """A ``--trace`` file (no ``checkpoint`` holding the conversation) has nothing to resume."""
+    if session.tier == "checkpoint":
+        return None
+    return (
+        "a DM-Code-Agent --trace file has no checkpoint entry, so no conversation to resume: "
+        + RECORD_RESUMABLE
+    )
+
+
+def fork_name(session: Session, point: str) -> str:
+    """``<source stem>.fork-<point>.jsonl``, as DM names a branch (``dm-agent-trace fork``)."""
+    return f"{session.path.stem}.fork-{point}{fmt.JSONL_SUFFIX}"
+
+
+def fork_lines(session: Session, point: str) -> Iterator[bytes]:
+    """A branch as DM forks it: its own lines up to and including ``point``, each as DM loads it
+    (an entry without an id gets its ``legacy-NNNN`` one, a missing parent the entry before), keys
+    sorted as DM writes them, read again from the file a line at a time; then DM's ``fork`` entry
+    ``{source, forked_from_entry_id, entry_count}`` under the point, by a writer of its own (a
+    new run id)."""
+    normalizer = Normalizer()
+    count = 0
+    with open_source(session.path) as source:
+        for _, raw in iter_lines(source.stream, source.name, issues=[]):
+            try:
+                entry = normalizer.normalize(raw)
+            except BadEntry:
+                continue  # as the loaded session skipped it
+            line = dict(raw)
+            if not line.get("id"):
+                line["id"] = entry["id"]
+            if line.get("parent_id") is None:
+                line["parent_id"] = entry["parent_id"]
+            count += 1
+            yield _dm_line(line)
+            if entry["id"] == point:
+                break
+    run_id = uuid.uuid4().hex
+    yield _dm_line(
+        {
+            "id": f"{run_id[:8]}-0001",
+            "parent_id": point,
+            "timestamp": datetime.now(timezone.utc).isoformat(),
+            "run_id": run_id,
+            "event": FORK,
+            "payload": {"source": str(session.path), "forked_from_entry_id": point, "entry_count": count},
+        }
+    )
+
+
+def _dm_line(entry: dict[str, Any]) -> bytes:
+    return (json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n").encode()
 
 
 # --- as our entries (the analysis) --------------------------------------------------------------

@@ -24,6 +24,10 @@ from .records import Event, SpanRecord
 NAME = "otel-agent-trace"
 END_TYPES = frozenset({fmt.SESSION_END})
 SNAPSHOT_TYPES = frozenset({fmt.SNAPSHOT})
+SNAPSHOT_NAME = "snapshot"
+SNAPSHOTS_HOLD_CONVERSATION = False  # messages by id: rebuilt at any entry (offline/resume)
+FORKS_IN_OWN_LINES = False
+RECORD_RESUMABLE = "record with AGENT_TRACE_TIER=checkpoint (or both)"
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$")
 
@@ -31,6 +35,8 @@ session_id = _common.session_id
 tier = _common.tier
 evicted = _common.not_evicted
 evicted_note = _common.no_evicted_note
+fork_name = _common.fork_of_ours
+fork_lines = _common.no_own_fork
 
 
 def matches(raw: dict[str, Any]) -> bool:
@@ -158,22 +164,39 @@ def message_view(session: Session, entry_id: str) -> dict[str, Any]:
     return fmt.message_view(data, entry_id)
 
 
+def unresumable(session: Session) -> str | None:
+    """A trace-tier recording keeps message text only as hashes: nothing to resume."""
+    if session.tier == "checkpoint":
+        return None
+    return (
+        f"a {session.tier}-tier recording keeps message text only as hashes; "
+        "resume needs the checkpoint tier (record with AGENT_TRACE_TIER=checkpoint or both)"
+    )
+
+
 def as_ours(entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     return iter(entries)
 
 
 __all__ = [
     "END_TYPES",
+    "FORKS_IN_OWN_LINES",
     "NAME",
+    "RECORD_RESUMABLE",
+    "SNAPSHOTS_HOLD_CONVERSATION",
+    "SNAPSHOT_NAME",
     "SNAPSHOT_TYPES",
     "Normalizer",
     "check_version",
     "child_files",
     "conversation",
     "duration",
+    "fork_lines",
+    "fork_name",
     "matches",
     "metadata",
     "normalizer",
     "snapshots",
     "spans",
+    "unresumable",
 ]

@@ -57,6 +57,28 @@ class Format(Protocol):
     @property
     def SNAPSHOT_TYPES(self) -> frozenset[str]: ...
 
+    @property
+    def SNAPSHOT_NAME(self) -> str:
+        """What the format calls a snapshot (DM: ``checkpoint``), as messages to people say it."""
+        ...
+
+    @property
+    def SNAPSHOTS_HOLD_CONVERSATION(self) -> bool:
+        """Whether a snapshot holds the conversation whole, and resume takes it as it is
+        (DevDuck's, DM's); else the conversation is rebuilt from the entries at any of them."""
+        ...
+
+    @property
+    def FORKS_IN_OWN_LINES(self) -> bool:
+        """Whether a branch is written in the format's own lines (:meth:`fork_lines`, DM's), rather
+        than as our entries."""
+        ...
+
+    @property
+    def RECORD_RESUMABLE(self) -> str:
+        """How to record a file of this format that resume can take up (said when it cannot)."""
+        ...
+
     def matches(self, raw: dict[str, Any]) -> bool:
         """Whether a file whose first line is ``raw`` is of this format."""
         ...
@@ -95,6 +117,19 @@ class Format(Protocol):
 
     def conversation(self, session: Session, until: str | None) -> list[dict[str, Any]]:
         """The conversation as of the end (or entry ``until``)."""
+        ...
+
+    def unresumable(self, session: Session) -> str | None:
+        """Why the session holds no conversation to resume (``None``: it may hold one)."""
+        ...
+
+    def fork_name(self, session: Session, point: str) -> str:
+        """The file name of a branch of the session at entry ``point``."""
+        ...
+
+    def fork_lines(self, session: Session, point: str) -> Iterator[bytes]:
+        """A branch at entry ``point`` in the format's own lines, its own fork entry last, read
+        again from the file (asked only when :attr:`FORKS_IN_OWN_LINES`)."""
         ...
 
     def as_ours(self, entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
