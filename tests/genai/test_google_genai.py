@@ -9,6 +9,9 @@ virtualenv of their own, ``python -m tests.services.genai run`` (a step of ``.ci
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 
 genai = pytest.importorskip(
@@ -263,3 +266,85 @@ def test_async_calls_replay_with_the_server_stopped(tmp_path):
     assert replayed == recorded == ["get_weather", "It is 18°C and sunny in Paris."]
     assert report["answered"] == 2 and report["divergences"] == []
     assert exchange_holders(path) == [f"generate_content {MODEL}"] * 2
+
+
+def get_weather(city: str) -> str:
+    """The weather in a city."""
+    return f"Sunny, 18°C in {city} (planted-afc-result)"
+
+
+def _coroutine_tool() -> Any:
+    async def get_weather(city: str) -> str:
+        """The weather in a city."""
+        return f"Sunny, 18°C in {city} (planted-afc-result)"
+
+    get_weather.__annotations__ = {"city": str, "return": str}
+    return get_weather
+
+
+# google-genai before 2.34 takes the annotations for types (this module's are strings)
+get_weather.__annotations__ = {"city": str, "return": str}
+
+
+@pytest.mark.parametrize("how", ["sync", "async", "async-coroutine"])
+def test_automatic_function_calls_are_tool_spans_under_the_model_call(
+    how, client, llm, checkpoint, memory_exporter
+):
+    """``tools=[python_function]``: the SDK calls the function itself and asks the model again,
+    all inside one ``generate_content``: one ``execute_tool`` span per call under its span, with
+    the model's call id, arguments and result; the rounds in the session's conversation."""
+    import asyncio
+
+    llm.queue("gemini_generate_tool_call_id", "gemini_generate_final")
+    tool = _coroutine_tool() if how == "async-coroutine" else get_weather
+    config = types.GenerateContentConfig(system_instruction="You answer weather questions.", tools=[tool])
+    if how == "sync":
+        response = client.models.generate_content(model=MODEL, contents=PROMPT, config=config)
+    else:
+        response = asyncio.run(
+            client.aio.models.generate_content(model=MODEL, contents=PROMPT, config=config)
+        )
+    assert response.text == "It is 18°C and sunny in Paris."
+    sent = llm.requests[1]["body"]["contents"]
+    assert sent[2]["parts"][0]["functionResponse"]["response"] == {
+        "result": "Sunny, 18°C in Paris (planted-afc-result)"
+    }
+    trace_file, checkpoint_file = sorted(checkpoint.files, key=lambda p: "checkpoint" in p.name)
+    checkpoint.stop()
+
+    model = _one(memory_exporter)
+    (tool_span,) = [s for s in memory_exporter.get_finished_spans() if s.name.startswith("execute_tool")]
+    assert tool_span.name == f"execute_tool {tool.__name__}" and tool_span.parent is not None
+    assert tool_span.parent.span_id == model.context.span_id
+    a = tool_span.attributes
+    assert a["gen_ai.operation.name"] == "execute_tool" and a["gen_ai.tool.name"] == tool.__name__
+    assert a["gen_ai.tool.call.id"] == "call_weather_1" and a["gen_ai.tool.type"] == "function"
+    assert a["gen_ai.tool.description"] == "The weather in a city."
+    assert model.attributes["agent_trace.tool_calls.ids"] == ("call_weather_1",)
+    assert model.attributes["agent_trace.tool_calls.names"] == ("get_weather",)
+
+    session = load_session(checkpoint_file)
+    tool_entry = next(s for s in session.spans if s.name.startswith("execute_tool"))
+    assert tool_entry.content["tool_arguments"] == {"city": "Paris"}
+    assert tool_entry.content["tool_result"] == "Sunny, 18°C in Paris (planted-afc-result)"
+    conversation = strip_digests(session.conversation())
+    assert [m["role"] for m in conversation] == ["user", "model", "user", "model"]
+    assert conversation[1]["content"][1]["function_call"] == {
+        "id": "call_weather_1",
+        "name": "get_weather",
+        "args": {"city": "Paris"},
+    }
+    assert conversation[2]["content"][0]["function_response"]["response"] == {
+        "result": "Sunny, 18°C in Paris (planted-afc-result)"
+    }
+    assert conversation[3]["content"] == [{"text": "It is 18°C and sunny in Paris."}]
+    (snap,) = session.snapshots
+    assert snap["last_query"] == PROMPT and snap["tools_loaded"] == [tool.__name__]
+    assert snap["agent_messages_count"] == 4 and snap["last_result"].endswith(
+        "It is 18°C and sunny in Paris."
+    )
+    # the shareable tier: the tool's result as its (redacted) preview on the tool span, the
+    # messages that carry it hashed
+    holders = [json.loads(line) for line in trace_file.read_text().splitlines() if "planted-afc" in line]
+    assert [(e["type"], e["name"]) for e in holders] == [("span.end", "execute_tool get_weather")]
+    assert "planted-afc-result" in checkpoint_file.read_text()

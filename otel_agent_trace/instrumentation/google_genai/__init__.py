@@ -1,5 +1,6 @@
 """Google Gen AI SDK (``google-genai``, Gemini): ``client.models.generate_content`` and
-``generate_content_stream``, and their ``client.aio`` forms, with tools.
+``generate_content_stream``, and their ``client.aio`` forms, with tools; the Python functions the
+SDK calls itself (automatic function calling) as tool calls.
 
 ``opentelemetry-instrument`` loads this as ``agent_trace_google_genai``; by hand::
 
@@ -43,6 +44,12 @@ class GoogleGenAIInstrumentor(DeferredInstrumentor):  # type: ignore[misc]
         patches.wrap(MODULE, "Models.generate_content_stream", sync_wrapper(streamed, patches))
         patches.wrap(MODULE, "AsyncModels.generate_content", async_wrapper(plain, patches))
         patches.wrap(MODULE, "AsyncModels.generate_content_stream", async_wrapper(streamed, patches))
+        from otel_agent_trace.instrumentation.google_genai import afc  # automatic function calling
+
+        patches.wrap(afc.MODULE, "get_function_response_parts", afc.responses_wrapper)
+        patches.wrap(afc.MODULE, "get_function_response_parts_async", afc.async_responses_wrapper)
+        patches.wrap(afc.MODULE, "invoke_function_from_dict_args", afc.invoke_wrapper(patches))
+        patches.wrap(afc.MODULE, "invoke_function_from_dict_args_async", afc.async_invoke_wrapper(patches))
 
     @property
     def foreign(self) -> list[str]:

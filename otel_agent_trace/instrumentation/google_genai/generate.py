@@ -3,7 +3,9 @@
 
 Messages are kept in Gemini's shape, as ``{"role": "user" | "model", "content": [parts]}`` (a
 part as the SDK dumps it: ``{"text": ...}``, ``{"function_call": {"id", "name", "args"}}``,
-``{"function_response": ...}``); the tools as their function declarations."""
+``{"function_response": ...}``); the tools as their function declarations. With automatic function
+calling (Python functions as tools) the output is every round the SDK made: the model's function
+calls, the functions' responses, the answer."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import inspect
 from typing import Any
 
 from otel_agent_trace import semconv
+from otel_agent_trace._internal.guard import internal_error
 from otel_agent_trace.instrumentation._genai.calls import CallSpec
 from otel_agent_trace.instrumentation._genai.jsonable import jsonable, text_of
 from otel_agent_trace.instrumentation._genai.model_call import ModelCall, ModelResult
@@ -141,7 +144,19 @@ class GenerateSpec(CallSpec):
 
     def finish(self, call: ModelCall, response: Any, *, is_async: bool) -> Any:
         if not self.stream:
-            return super().finish(call, response, is_async=is_async)
+            turns = _afc_turns(response, len(call.input_messages)) if call.content else None
+            if not turns:
+                return super().finish(call, response, is_async=is_async)
+            try:  # the SDK called the functions itself: the rounds it made are the call's output too
+                result = self.result(response, True)
+                result.output_messages[:0] = turns
+                result.tool_calls[:0] = _function_calls(turns)
+                call.finish(result)
+            except Exception as exc:
+                if not call.ended:
+                    call.finish(ModelResult())
+                internal_error("finishing a model call", exc)
+            return response
         proxy = AsyncLazyStreamProxy if is_async else LazyStreamProxy
         acc = Accumulator() if call.mode != "adopt" else _EndsAtFinish(call)
         return proxy(response, call, acc)
@@ -213,6 +228,25 @@ class Accumulator:
             if content:
                 result.output_messages.append({"role": role, "content": parts})
         return result
+
+
+def _afc_turns(response: Any, inputs: int) -> list[dict[str, Any]] | None:
+    """With automatic function calling, the model's function calls and the SDK's function
+    responses, in order (``automatic_function_calling_history`` is the input, then those)."""
+    history = getattr(response, "automatic_function_calling_history", None)
+    if not isinstance(history, list) or len(history) <= inputs:
+        return None
+    return [_message(content) for content in history[inputs:]]
+
+
+def _function_calls(messages: list[dict[str, Any]]) -> list[tuple[Any, Any]]:
+    calls = []
+    for message in messages:
+        for part in message["content"] if message["role"] == "model" else ():
+            call = part.get("function_call") if isinstance(part, dict) else None
+            if isinstance(call, dict):
+                calls.append((call.get("id"), call.get("name")))
+    return calls
 
 
 class _EndsAtFinish(Accumulator):
