@@ -11,7 +11,7 @@ from otel_agent_trace import session_format as fmt
 from otel_agent_trace.offline.export import read_session_spans
 from tests.offline.hostile import ROOT, entry
 
-from .helpers import record
+from .helpers import cli, record
 
 SESSION = str(ROOT["session_id"])
 
@@ -109,3 +109,35 @@ def test_a_real_crash_cut_recording_reads_the_same_either_way(tmp_path):
     zipped = path.with_suffix(fmt.ZIP_SUFFIX)
     if zipped.exists():
         assert _spans(zipped, 0) == _spans(zipped, 10_000)
+
+
+def test_jaeger_json_puts_interleaved_traces_each_in_its_own_entry(tmp_path):
+    """Spans of two traces, read interleaved (and one span left open), come out grouped by trace,
+    in one valid document, each span once."""
+    a, b = "a" * 32, "b" * 32
+    sid = lambda n: f"{n:016x}"  # noqa: E731
+    path = _write(
+        tmp_path / fmt.session_file_name(SESSION, "trace"),
+        ROOT,
+        entry(1, trace_id=a, span_id=sid(1)),
+        entry(2, trace_id=b, span_id=sid(2)),
+        entry(3, trace_id=a, span_id=sid(3), parent_span_id=sid(1)),
+        entry(4, "span.end", trace_id=a, span_id=sid(3), parent_span_id=sid(1), duration_ns=1),
+        entry(5, "span.end", trace_id=b, span_id=sid(2), duration_ns=3),
+        entry(6, trace_id=b, span_id=sid(6), parent_span_id=sid(2)),
+        entry(7, "span.end", trace_id=b, span_id=sid(6), parent_span_id=sid(2), duration_ns=1),
+        entry(8, "span.end", trace_id=a, span_id=sid(1), duration_ns=7),
+        entry(9, trace_id=a, span_id=sid(9), parent_span_id=sid(1)),  # never ends
+    )
+    out = tmp_path / "out.jaeger.json"
+    done = cli("export", str(path), "--format", "jaeger-json", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "wrote 5 spans, 1 unfinished" in done.stdout
+    data = json.loads(out.read_text())["data"]
+    got = {t["traceID"]: sorted(s["spanID"] for s in t["spans"]) for t in data}
+    assert got == {a: [sid(1), sid(3), sid(9)], b: [sid(2), sid(6)]}
+    for trace in data:
+        assert all(s["traceID"] == trace["traceID"] for s in trace["spans"])
+        assert trace["processes"]["p1"]["serviceName"] == "otel-agent-trace"
+    refs = {s["spanID"]: s["references"] for t in data for s in t["spans"]}
+    assert refs[sid(9)] == [{"refType": "CHILD_OF", "traceID": a, "spanID": sid(1)}]

@@ -58,7 +58,7 @@ class ExportResult:
     session: SessionSpans
     spans: int
     rejected: int = 0
-    messages: list[str] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list[str])
 
     @property
     def unfinished(self) -> int:
@@ -131,9 +131,7 @@ def write_file(
 ) -> ExportResult:
     """Write one session as ``otlp-json`` (one request per line) or ``jaeger-json``; raises
     :class:`NothingToExport` for a session without spans (``out`` then holds nothing)."""
-    import json
-
-    from .files import jaeger_json, write_otlp_json
+    from .files import write_jaeger_json, write_otlp_json
 
     session = read_session(path)
     if fmt_name == "otlp-json":
@@ -141,11 +139,7 @@ def write_file(
 
         count = write_otlp_json(build_requests(session, service_name=service_name), out)
     elif fmt_name == "jaeger-json":
-        document = jaeger_json(session, service_name)
-        count = sum(len(trace["spans"]) for trace in document["data"])
-        if count:
-            json.dump(document, out, ensure_ascii=False)
-            out.write("\n")
+        count = write_jaeger_json(session, out, service_name)
     else:
         raise ValueError(f"unknown format {fmt_name!r} (otlp-json or jaeger-json)")
     if not count:
