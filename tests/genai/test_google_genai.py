@@ -348,3 +348,56 @@ def test_automatic_function_calls_are_tool_spans_under_the_model_call(
     holders = [json.loads(line) for line in trace_file.read_text().splitlines() if "planted-afc" in line]
     assert [(e["type"], e["name"]) for e in holders] == [("span.end", "execute_tool get_weather")]
     assert "planted-afc-result" in checkpoint_file.read_text()
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+def test_streamed_automatic_function_calls_and_their_replay(is_async, tmp_path, memory_exporter):
+    """``generate_content_stream`` with a Python function: the SDK calls it while the stream is
+    read and streams the next round. The tool span and the second round's request are under the
+    model span; the session holds every round; the run replays with the server stopped."""
+    import asyncio
+
+    config = types.GenerateContentConfig(tools=[get_weather])
+
+    async def read_async(client: genai.Client) -> list[object]:
+        stream = await client.aio.models.generate_content_stream(model=MODEL, contents=PROMPT, config=config)
+        return [c.text async for c in stream]
+
+    def run(base_url: str) -> list[object]:
+        client = _client(base_url)
+        with oat.agent("gemini-afc"):
+            if is_async:
+                return asyncio.run(read_async(client))
+            return [
+                c.text
+                for c in client.models.generate_content_stream(model=MODEL, contents=PROMPT, config=config)
+            ]
+
+    recorded, replayed, report, path = record_then_replay(
+        tmp_path, ("gemini_generate_tool_call_stream", "gemini_generate_final_stream"), run
+    )
+    assert (
+        recorded == replayed == ["Let me check ", "the weather.", None, "It is 18°C ", "and sunny in Paris."]
+    )
+    assert report["answered"] == 2 and report["divergences"] == [] and report["refused"] == []
+    assert exchange_holders(path) == [f"generate_content {MODEL}"]  # both rounds' requests
+
+    spans = memory_exporter.get_finished_spans()
+    first_run = [s for s in spans if s.context.trace_id == spans[0].context.trace_id]
+    (model,) = [s for s in first_run if s.name == f"generate_content {MODEL}"]
+    (tool,) = [s for s in first_run if s.name == "execute_tool get_weather"]
+    assert tool.parent is not None and tool.parent.span_id == model.context.span_id
+    assert tool.attributes["gen_ai.tool.name"] == "get_weather"
+    assert model.attributes["agent_trace.tool_calls.names"] == ("get_weather",)
+    assert model.attributes["gen_ai.response.id"] == "resp-gemini-stream02"
+
+    conversation = strip_digests(load_session(path).conversation())
+    assert conversation[0] == {"role": "user", "content": [{"text": PROMPT}]}
+    assert [m["role"] for m in conversation[1:]] == ["model", "model", "model", "user", "model"]
+    assert conversation[3]["content"] == [
+        {"function_call": {"name": "get_weather", "args": {"city": "Paris"}}}
+    ]
+    assert conversation[4]["content"][0]["function_response"]["response"] == {
+        "result": "Sunny, 18°C in Paris (planted-afc-result)"
+    }
+    assert conversation[-1]["content"] == [{"text": "It is 18°C and sunny in Paris."}]

@@ -17,7 +17,12 @@ from otel_agent_trace._internal.guard import internal_error
 from otel_agent_trace.instrumentation._genai.calls import CallSpec
 from otel_agent_trace.instrumentation._genai.jsonable import jsonable, text_of
 from otel_agent_trace.instrumentation._genai.model_call import ModelCall, ModelResult
-from otel_agent_trace.instrumentation._genai.streams import AsyncLazyStreamProxy, LazyStreamProxy
+from otel_agent_trace.instrumentation._genai.streams import (
+    AsyncLazyStreamProxy,
+    AsyncStreamProxy,
+    LazyStreamProxy,
+    StreamProxy,
+)
 from otel_agent_trace.instrumentation._patching import Patches
 
 _CONFIG = (
@@ -142,7 +147,8 @@ class GenerateSpec(CallSpec):
     def is_stream(self, response: Any) -> bool:
         return self.stream
 
-    def finish(self, call: ModelCall, response: Any, *, is_async: bool) -> Any:
+    def finish(self, call: ModelCall, response: Any, *, is_async: bool, functions: bool = False) -> Any:
+        """``functions``: Python functions among the tools (automatic function calling)."""
         if not self.stream:
             turns = _afc_turns(response, len(call.input_messages)) if call.content else None
             if not turns:
@@ -157,6 +163,9 @@ class GenerateSpec(CallSpec):
                     call.finish(ModelResult())
                 internal_error("finishing a model call", exc)
             return response
+        if functions:  # the SDK calls them and asks again while the stream is read
+            proxy = _AsyncRoundsProxy if is_async else _RoundsProxy
+            return proxy(response, call, _Rounds(len(call.input_messages)))
         proxy = AsyncLazyStreamProxy if is_async else LazyStreamProxy
         acc = Accumulator() if call.mode != "adopt" else _EndsAtFinish(call)
         return proxy(response, call, acc)
@@ -265,24 +274,85 @@ class _EndsAtFinish(Accumulator):
             self.call.finish(self.result())
 
 
-def sync_wrapper(spec: CallSpec, patches: Patches) -> Any:
+class _Rounds(Accumulator):
+    """A stream with automatic function calling: the SDK reads each round's chunks, calls the
+    functions, and streams the next round; a chunk of a later round carries the rounds so far
+    (``automatic_function_calling_history``: the input, then the earlier rounds' model contents
+    and function responses). The output is those, then the last round's answer."""
+
+    def __init__(self, inputs: int) -> None:
+        super().__init__()
+        self.inputs = inputs
+        self.earlier: list[dict[str, Any]] = []
+
+    def observe(self, response: Any) -> None:
+        history = getattr(response, "automatic_function_calling_history", None)
+        if isinstance(history, list) and len(history) > self.inputs + len(self.earlier):
+            self.earlier = [_message(content) for content in history[self.inputs :]]
+            self.candidates = {}  # a new round
+        super().observe(response)
+
+    def result(self, content: bool = True) -> ModelResult:
+        result = super().result(content)
+        if content:
+            result.output_messages[:0] = self.earlier
+        result.tool_calls[:0] = _function_calls(self.earlier)
+        return result
+
+
+class _RoundsProxy(LazyStreamProxy):
+    """The model span current while every chunk is read: the functions the SDK calls (their
+    tool spans) and the next rounds' requests (their exchanges) are under it."""
+
+    def __next__(self) -> Any:
+        if self._self_done:
+            return super().__next__()
+        token = self._self_call.activate()
+        try:
+            return StreamProxy.__next__(self)
+        finally:
+            self._self_call.deactivate(token)
+
+
+class _AsyncRoundsProxy(AsyncLazyStreamProxy):
+    """:class:`_RoundsProxy` for ``client.aio``."""
+
+    async def __anext__(self) -> Any:
+        if self._self_done:
+            return await super().__anext__()
+        token = self._self_call.activate()
+        try:
+            return await AsyncStreamProxy.__anext__(self)
+        finally:
+            self._self_call.deactivate(token)
+
+
+def _functions(kwargs: dict[str, Any]) -> bool:
+    config = kwargs.get("config")
+    tools = _get(config, "tools") if config is not None else None
+    return any(callable(t) and not hasattr(t, "model_dump") for t in tools or ())
+
+
+def sync_wrapper(spec: GenerateSpec, patches: Patches) -> Any:
     def wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         call = spec.begin(kwargs, patches)
         if call is None:
             return wrapped(*args, **kwargs)
         _provider(call, instance)
-        return spec.finish(call, call.call(wrapped, args, kwargs), is_async=False)
+        response = call.call(wrapped, args, kwargs)
+        return spec.finish(call, response, is_async=False, functions=spec.stream and _functions(kwargs))
 
     return wrapper
 
 
-def async_wrapper(spec: CallSpec, patches: Patches) -> Any:
+def async_wrapper(spec: GenerateSpec, patches: Patches) -> Any:
     async def wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         call = spec.begin(kwargs, patches)
         if call is None:
             return await wrapped(*args, **kwargs)
         _provider(call, instance)
-        return spec.finish(call, await call.acall(wrapped, args, kwargs), is_async=True)
+        response = await call.acall(wrapped, args, kwargs)
+        return spec.finish(call, response, is_async=True, functions=spec.stream and _functions(kwargs))
 
     return wrapper
 
