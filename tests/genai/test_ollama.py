@@ -248,3 +248,114 @@ def test_under_strands_one_span_per_model_call(llm, memory_exporter):
         assert span.attributes["gen_ai.response.model"] == MODEL
         assert span.attributes["gen_ai.response.finish_reasons"] == ("stop",)
     assert len({s.context.trace_id for s in memory_exporter.get_finished_spans()}) == 1
+
+
+QUESTION = "What is the capital of France?"
+COMPLETION = "Paris is the capital of France."
+EMBED_MODEL = "all-minilm"
+
+
+def test_generate_is_a_text_completion_span_with_its_session(client, llm, checkpoint, memory_exporter):
+    llm.queue("ollama_generate_final")
+    response = client.generate(MODEL, QUESTION, system="Answer briefly.", options={"temperature": 0.1})
+    assert response.response == COMPLETION and llm.requests[0]["path"] == "/api/generate"
+    path = next(p for p in checkpoint.files if "checkpoint" in p.name)
+    checkpoint.stop()
+
+    span = _one(memory_exporter)
+    a = span.attributes
+    assert span.name == f"text_completion {MODEL}" and span.kind is SpanKind.CLIENT
+    assert a["gen_ai.operation.name"] == "text_completion" and a["gen_ai.provider.name"] == "ollama"
+    assert a["gen_ai.request.model"] == MODEL and a["gen_ai.request.temperature"] == 0.1
+    assert a["gen_ai.response.model"] == MODEL and a["gen_ai.response.finish_reasons"] == ("stop",)
+    assert a["gen_ai.usage.input_tokens"] == 14 and a["gen_ai.usage.output_tokens"] == 8
+    session = load_session(path)
+    assert strip_digests(session.conversation()) == [
+        {"role": "system", "content": "Answer briefly."},
+        {"role": "user", "content": QUESTION},
+        {"role": "assistant", "content": COMPLETION},
+    ]
+    (snap,) = session.snapshots
+    assert snap["system_prompt"] == "Answer briefly." and snap["last_query"] == QUESTION
+    assert snap["last_result"] == COMPLETION
+
+
+def test_streamed_generate_is_passed_through_unchanged(client, llm, provider, checkpoint, memory_exporter):
+    llm.queue("ollama_generate_final_stream")
+    parts = list(client.generate(model=MODEL, prompt=QUESTION, stream=True))
+    trace_file, checkpoint_file = sorted(checkpoint.files, key=lambda p: "checkpoint" in p.name)
+    checkpoint.stop()
+    llm.queue("ollama_generate_final_stream")
+    plain = _uninstrumented(
+        provider, lambda: list(client.generate(model=MODEL, prompt=QUESTION, stream=True))
+    )
+    assert parts == plain and len(parts) == 3  # the same responses, in the same order
+    assert llm.requests[0]["body"] == llm.requests[1]["body"]
+    span = _one(memory_exporter)
+    a = span.attributes
+    assert span.name == f"text_completion {MODEL}" and a["gen_ai.request.stream"] is True
+    assert a["gen_ai.response.finish_reasons"] == ("stop",) and a["gen_ai.usage.output_tokens"] == 8
+    assert strip_digests(load_session(checkpoint_file).conversation())[-1]["content"] == COMPLETION
+    assert COMPLETION not in trace_file.read_text() and QUESTION not in trace_file.read_text()
+
+
+def test_embed_is_an_embeddings_span_with_no_messages(client, llm, checkpoint, memory_exporter):
+    llm.queue("ollama_embed")
+    response = client.embed(EMBED_MODEL, ["Paris", "Lyon"])
+    assert len(response.embeddings) == 2 and llm.requests[0]["path"] == "/api/embed"
+    path = next(p for p in checkpoint.files if "checkpoint" in p.name)
+    checkpoint.stop()
+    (span,) = memory_exporter.get_finished_spans()
+    a = span.attributes
+    assert span.name == f"embeddings {EMBED_MODEL}" and span.kind is SpanKind.CLIENT
+    assert a["gen_ai.operation.name"] == "embeddings" and a["gen_ai.provider.name"] == "ollama"
+    assert a["gen_ai.request.model"] == EMBED_MODEL and a["gen_ai.response.model"] == EMBED_MODEL
+    assert a["gen_ai.usage.input_tokens"] == 9 and a["gen_ai.embeddings.dimension.count"] == 4
+    session = load_session(path)
+    assert session.conversation() == [] and session.snapshots == []  # not a conversation turn
+
+
+async def test_async_and_module_level_generate_and_embed(llm, memory_exporter, monkeypatch):
+    client = ollama.AsyncClient(host=llm.base_url)
+    llm.queue("ollama_generate_final", "ollama_generate_final_stream", "ollama_embed")
+    response = await client.generate(MODEL, QUESTION)
+    text = "".join([p.response async for p in await client.generate(MODEL, QUESTION, stream=True)])
+    vectors = await client.embed(EMBED_MODEL, "Paris")
+    assert response.response == text == COMPLETION and len(vectors.embeddings) == 2
+    monkeypatch.setattr(ollama._client._client, "base_url", llm.base_url)
+    llm.queue("ollama_generate_final", "ollama_embed")
+    assert ollama.generate(MODEL, QUESTION).response == COMPLETION
+    assert len(ollama.embed(EMBED_MODEL, "Paris").embeddings) == 2
+    names = [s.name for s in memory_exporter.get_finished_spans()]
+    assert names == [f"text_completion {MODEL}"] * 2 + [f"embeddings {EMBED_MODEL}"] + [
+        f"text_completion {MODEL}",
+        f"embeddings {EMBED_MODEL}",
+    ]
+
+
+def test_generate_errors_are_raised_unchanged(client, llm, memory_exporter):
+    llm.queue("ollama_error_404", "ollama_error_404")
+    with pytest.raises(ollama.ResponseError):
+        client.generate("nope:1b", QUESTION)
+    with pytest.raises(ollama.ResponseError):
+        client.embed("nope:1b", "Paris")
+    spans = memory_exporter.get_finished_spans()
+    assert [s.attributes["error.type"] for s in spans] == ["ResponseError", "ResponseError"]
+    assert all(s.status.status_code is StatusCode.ERROR for s in spans)
+
+
+def test_generate_and_embed_replay_with_the_server_stopped(tmp_path):
+    def run(base_url: str) -> list[object]:
+        client = ollama.Client(host=base_url)
+        with oat.agent("ollama-generate"):
+            vectors = client.embed(EMBED_MODEL, ["Paris", "Lyon"]).embeddings
+            answer = client.generate(MODEL, QUESTION).response
+            streamed = "".join(p.response for p in client.generate(MODEL, QUESTION, stream=True))
+        return [vectors, answer, streamed]
+
+    recorded, replayed, report, path = record_then_replay(
+        tmp_path, ("ollama_embed", "ollama_generate_final", "ollama_generate_final_stream"), run
+    )
+    assert replayed == recorded and recorded[2] == COMPLETION
+    assert report["answered"] == 3 and report["divergences"] == [] and report["unused"] == 0
+    assert exchange_holders(path) == [f"embeddings {EMBED_MODEL}"] + [f"text_completion {MODEL}"] * 2

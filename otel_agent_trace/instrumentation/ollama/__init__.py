@@ -1,6 +1,6 @@
-"""Ollama's Python client (``ollama``): ``chat`` of ``Client`` and ``AsyncClient`` (and the
-module-level ``ollama.chat``, bound to a default client when ``ollama`` is imported), plain,
-streamed (``stream=True``) and with tools.
+"""Ollama's Python client (``ollama``): ``chat``, ``generate`` and ``embed`` of ``Client`` and
+``AsyncClient`` (and the module-level ``ollama.chat`` …, bound to a default client when ``ollama``
+is imported), plain, streamed (``stream=True``) and with tools.
 
 ``opentelemetry-instrument`` loads this as ``agent_trace_ollama``; by hand::
 
@@ -37,6 +37,19 @@ class OllamaInstrumentor(DeferredInstrumentor):  # type: ignore[misc]
         patches.wrap("ollama._client", "Client.chat", sync_chat(spec, patches))
         patches.wrap("ollama._client", "AsyncClient.chat", async_chat(spec, patches))
         patches.wrap("ollama", "chat", sync_chat(spec, patches))  # bound before we could patch
+
+        from otel_agent_trace.instrumentation.ollama.generate import (
+            EmbedSpec,
+            GenerateSpec,
+            async_wrapper,
+            sync_wrapper,
+        )
+
+        for other in (GenerateSpec(), EmbedSpec()):
+            method, names = other.operation_method, other.positional
+            patches.wrap("ollama._client", f"Client.{method}", sync_wrapper(other, names, patches))
+            patches.wrap("ollama._client", f"AsyncClient.{method}", async_wrapper(other, names, patches))
+            patches.wrap("ollama", method, sync_wrapper(other, names, patches))
 
     @property
     def foreign(self) -> list[str]:
