@@ -36,7 +36,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="send a recorded session to an OTLP backend, or write it as OTLP/JSON or Jaeger JSON",
         description="Send a recorded session (JSONL with its child files, or ZIP; a DevDuck session "
         "ZIP or a DM-Code-Agent JSONL as the loader reads them) to an OTLP backend with its original "
-        "ids and times, redacted as the shareable tier is; or write it to a file. The OTLP exporter "
+        "ids and times, redacted as the shareable tier is; or write it to a file. An entry with no time "
+        "(a DM timestamp that is not ISO-8601) gets one estimated from file order, its span marked "
+        "agent_trace.time.estimated (see docs/export.md). The OTLP exporter "
         "takes what the flags do not say from OTEL_EXPORTER_OTLP_* (endpoint, protocol, headers, "
         "timeout, compression, certificates). "
         "Headers: OTEL_EXPORTER_OTLP_TRACES_HEADERS (else OTEL_EXPORTER_OTLP_HEADERS), then each "
@@ -169,6 +171,12 @@ def _export_one(
         return _fail(str(exc), 2)
 
 
+def _notes(session: ex.SessionSpans) -> None:
+    """What reading the session tolerated (lines skipped, times estimated), on standard error."""
+    for issue in session.issues:
+        print(f"otel-agent-trace: note: {term.clean(issue)}", file=sys.stderr)
+
+
 def _send(path: Path, args: argparse.Namespace, headers: dict[str, str], answer: dict[str, Any]) -> int:
     progress = Progress(path.name, "spans sent")
 
@@ -196,8 +204,7 @@ def _send(path: Path, args: argparse.Namespace, headers: dict[str, str], answer:
         return _fail(f"{path}: the backend {what}: {exc} ({exc.sent} spans were sent before)", 1)
     finally:
         progress.end()
-    for issue in result.session.issues:
-        print(f"otel-agent-trace: note: {term.clean(issue)}", file=sys.stderr)
+    _notes(result.session)
     answer.update(
         session_id=result.session.session_id,
         endpoint=args.otlp,
@@ -231,8 +238,7 @@ def _send(path: Path, args: argparse.Namespace, headers: dict[str, str], answer:
 def _write(path: Path, args: argparse.Namespace, out: Path, answer: dict[str, Any]) -> int:
     if str(out) == "-":
         result = ex.write_file(path, sys.stdout, args.format, service_name=args.service_name)
-        for issue in result.session.issues:
-            print(f"otel-agent-trace: note: {term.clean(issue)}", file=sys.stderr)
+        _notes(result.session)
         return 0
     try:
         with open(out, "x", encoding="utf-8") as stream:  # never replaces a file
@@ -245,8 +251,7 @@ def _write(path: Path, args: argparse.Namespace, out: Path, answer: dict[str, An
         answer.update(output=str(out), error="already exists; not overwritten")
         return _fail(f"{out}: already exists; not overwritten", 2)
     session = result.session
-    for issue in session.issues:
-        print(f"otel-agent-trace: note: {term.clean(issue)}", file=sys.stderr)
+    _notes(session)
     answer.update(session_id=session.session_id, output=str(out), format=args.format, spans=result.spans)
     if session.format != "otel-agent-trace":
         answer["source_format"] = session.format

@@ -6,7 +6,8 @@ Their own ids are not OTLP's (DevDuck's events have none, DM's are ``<run>-0005`
 not 32 (trace) or 16 (span) hex digits is replaced by the first digits of the SHA-256 of the
 session id and it, the same on every export of the file, and kept as
 ``agent_trace.source.trace_id`` / ``agent_trace.source.span_id``. A span without a trace id goes in
-the session's own trace.
+the session's own trace. An entry without a time (DM's ``"t0"``) gets one estimated from file
+order (:mod:`.times`), and its span says so.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from otel_agent_trace import session_format as fmt
 from otel_agent_trace.offline.loader import LoadedSession, SpanRecord
 
 from .spans import UNFINISHED_ATTRIBUTE, ExportSpan, SessionSpans
+from .times import ESTIMATED_ATTRIBUTE, STEP_NS, spans_with_times
 
 _HEX = re.compile(r"[0-9a-f]+")
 
@@ -42,10 +44,8 @@ def _status(record: SpanRecord) -> dict[str, Any]:
     return {}
 
 
-def _spans(session: LoadedSession) -> Iterator[ExportSpan]:
+def _spans(session: LoadedSession, records: list[SpanRecord], last_seen: int) -> Iterator[ExportSpan]:
     session_id = session.session_id
-    records = session.spans
-    last_seen = max((e.timestamp_ns for e in session.events), default=0)
     by_id = {r.span_id: r for r in records}
     for record in records:
         source_trace = record.trace_id or session_id
@@ -80,15 +80,28 @@ def _spans(session: LoadedSession) -> Iterator[ExportSpan]:
 
 def read_foreign_spans(path: Path, session: LoadedSession) -> SessionSpans:
     """The spans of a loaded DevDuck or DM session (small files: read whole, as the loader does)."""
-    spans = list(_spans(session))
+    records, estimated, last_seen = spans_with_times(session, path)
+    spans = list(_spans(session, records, last_seen))
     metadata = session.metadata
+    issues = list(session.issues)
+    if estimated:
+        issues.append(
+            fmt.ReadIssue(
+                str(path),
+                None,
+                f"{estimated} of {len(session.events)} entries have no ISO-8601 timestamp: their times "
+                f"are estimated from file order ({STEP_NS // 1_000_000} ms apart, from the nearest "
+                "known time, else from the file's modification time); their spans carry "
+                f"{ESTIMATED_ATTRIBUTE}",
+            )
+        )
     return SessionSpans(
         path=path,
         session_id=session.session_id,
         tier=session.tier,
         metadata=metadata if isinstance(metadata, dict) else {},
         spans=iter(spans),
-        issues=list(session.issues),
+        issues=issues,
         format=session.format.NAME,
         unfinished=sum(s.unfinished for s in spans),
     )
