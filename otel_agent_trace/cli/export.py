@@ -101,7 +101,9 @@ def _target_arguments(p: argparse.ArgumentParser, out_help: str) -> None:
         "--format",
         nargs=2,
         metavar=("FORMAT", "OUT"),
-        help=f"write a file instead of sending: FORMAT is {' or '.join(FORMATS)}; OUT is the {out_help}",
+        help="write a file instead of sending: FORMAT is otlp-json (one OTLP/JSON request a line: the "
+        "Collector's otlpjsonfile receiver) or jaeger-json (one document: Jaeger UI's Upload); OUT is "
+        f"the {out_help}",
     )
     p.add_argument("--service-name", help="service.name of the exported resource (default otel-agent-trace)")
     p.add_argument("--batch-size", type=int, default=512, help="spans per request (default 512)")

@@ -1,6 +1,7 @@
 """Recordings as files a viewer loads without a live pipeline: OTLP/JSON lines (what the
-Collector's ``otlpjsonfile`` receiver and Jaeger's UI read), each line a request as the OTLP
-exporters encode it, and Jaeger's own JSON."""
+Collector's ``otlpjsonfile`` receiver reads), each line a request as the OTLP exporters encode it,
+and Jaeger's own JSON (what Jaeger's UI uploads: one document, whatever the session's size; its
+OTLP upload takes one request only, so not the lines of a session of more than one batch)."""
 
 from __future__ import annotations
 
