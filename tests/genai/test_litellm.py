@@ -5,6 +5,7 @@ from the provider's client underneath; the run replays with the server stopped."
 
 from __future__ import annotations
 
+import json
 import os
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no fetch of its price list at import
@@ -236,3 +237,49 @@ def test_under_strands_one_span_per_model_call(llm, memory_exporter):
         assert span.attributes["gen_ai.provider.name"] == "openai"
     assert first.attributes["agent_trace.tool_calls.names"] == ("get_weather",)
     assert len({s.context.trace_id for s in memory_exporter.get_finished_spans()}) == 1
+
+
+LITELLM_AGENT = """
+import json, os
+import litellm
+
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "The weather in a city.",
+          "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+base = os.environ["OPENAI_BASE_URL"]
+messages = [{"role": "user", "content": "What is the weather in Paris?"}]
+first = litellm.completion(model="openai/gpt-4o-mini", messages=messages, tools=TOOLS, api_base=base)
+call = first.choices[0].message.tool_calls[0]
+result = {"role": "tool", "tool_call_id": call.id, "content": "18C"}
+messages += [first.choices[0].message.model_dump(), result]
+final = litellm.completion(model="openai/gpt-4o-mini", messages=messages, tools=TOOLS, api_base=base)
+print(json.dumps({"tool_call": call.id, "answer": final.choices[0].message.content,
+                  "cost_map": os.environ.get("LITELLM_LOCAL_MODEL_COST_MAP")}))
+"""
+
+
+def test_a_replay_reads_litellms_own_price_list_not_github(tmp_path, monkeypatch):
+    """LiteLLM fetches its price list from GitHub at import unless ``LITELLM_LOCAL_MODEL_COST_MAP``
+    is true; a replay refuses that request, which stopped the agent at ``import litellm``. The
+    replayed process gets ``LITELLM_LOCAL_MODEL_COST_MAP=True`` unless the user set it: the
+    recording (made here with the variable set: no network) replays with it unset."""
+    from tests.model_replay.conftest import agent_output, record, replay
+
+    script = tmp_path / "litellm_agent.py"
+    script.write_text(LITELLM_AGENT)
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    recorded = record(script, tmp_path / "run")
+    monkeypatch.delenv("LITELLM_LOCAL_MODEL_COST_MAP")
+
+    done, report = replay(recorded)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(agent_output(done))
+    assert out == {**json.loads(recorded.output), "cost_map": "True"}
+    assert out["tool_call"] == "call_weather_1" and out["answer"] == "It is 18°C and sunny in Paris."
+    assert report["refused"] == [] and report["divergences"] == [] and report["answered"] == 2
+
+    # the user's own setting is kept: asked to fetch, the request is refused as any other
+    done, report = replay(recorded, env={"LITELLM_LOCAL_MODEL_COST_MAP": "False"})
+    assert done.returncode != 0
+    assert report["refused"] == [
+        "GET https://raw.githubusercontent.com/BerriAI/litellm/main/model_prices_and_context_window.json"
+    ]

@@ -7,15 +7,26 @@ is one of our model spans, and a model call under one of ours makes none (its HT
 under it). ``opentelemetry-instrument`` loads this as ``agent_trace_litellm``; by hand::
 
     LiteLLMInstrumentor().instrument()
+
+LiteLLM fetches its model price list from GitHub when it is imported, unless
+``LITELLM_LOCAL_MODEL_COST_MAP=True``. Under a model replay (``AGENT_TRACE_MODEL_REPLAY``)
+nothing leaves the machine and that request would be refused, stopping the agent at
+``import litellm``: in the replayed process the variable is set to ``True`` at start-up (LiteLLM
+then reads the price list it ships with), unless the user set it.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Collection
 from typing import Any
 
 from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
 from otel_agent_trace.instrumentation._patching import Patches
+from otel_agent_trace.settings import ENV_MODEL_REPLAY
+
+LOCAL_COST_MAP = "LITELLM_LOCAL_MODEL_COST_MAP"
 
 
 class LiteLLMInstrumentor(DeferredInstrumentor):  # type: ignore[misc]
@@ -31,6 +42,12 @@ class LiteLLMInstrumentor(DeferredInstrumentor):  # type: ignore[misc]
         )
 
         return _instruments
+
+    def _instrument(self, **kwargs: Any) -> None:
+        replayed = os.environ.get(ENV_MODEL_REPLAY)
+        if replayed and LOCAL_COST_MAP not in os.environ and "litellm" not in sys.modules:
+            os.environ[LOCAL_COST_MAP] = "True"  # its price list from its own copy, not GitHub
+        super()._instrument(**kwargs)
 
     def _instrument_now(self, **kwargs: Any) -> None:
         from otel_agent_trace.instrumentation.litellm.completion import (
