@@ -82,7 +82,6 @@ def read_foreign_spans(path: Path, session: LoadedSession) -> SessionSpans:
     """The spans of a loaded DevDuck or DM session (small files: read whole, as the loader does)."""
     records, estimated, last_seen = spans_with_times(session, path)
     spans = list(_spans(session, records, last_seen))
-    metadata = session.metadata
     issues = list(session.issues)
     if estimated:
         issues.append(
@@ -99,7 +98,7 @@ def read_foreign_spans(path: Path, session: LoadedSession) -> SessionSpans:
         path=path,
         session_id=session.session_id,
         tier=session.tier,
-        metadata=metadata if isinstance(metadata, dict) else {},
+        metadata=session.metadata,
         spans=iter(spans),
         issues=issues,
         format=session.format.NAME,

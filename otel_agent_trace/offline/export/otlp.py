@@ -8,7 +8,7 @@ Loads the OpenTelemetry SDK: imported only when a session is exported (never by
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from opentelemetry.attributes import BoundedAttributes
@@ -19,10 +19,12 @@ from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.util import BoundedList
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
+from opentelemetry.util.types import AnyValue
 
 from otel_agent_trace._version import __version__
 from otel_agent_trace.redaction import Redactor, get_redactor
 
+from ..jsonvalue import JSONValue
 from .resource import resource_attributes
 from .spans import ExportSpan, SessionSpans
 
@@ -33,7 +35,7 @@ _INT64 = (-(1 << 63), (1 << 63) - 1)
 _SAMPLED = TraceFlags(TraceFlags.SAMPLED)
 
 
-def attribute_value(value: Any) -> Any:
+def attribute_value(value: AnyValue) -> AnyValue:
     """A JSON value of an entry as an OTLP attribute value: nested lists and maps kept, an
     integer outside int64 as its decimal text."""
     if isinstance(value, bool) or value is None or isinstance(value, (str, float)):
@@ -60,6 +62,15 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
+def _event(event: dict[str, Any], redactor: Redactor) -> Event:
+    attributes: JSONValue = event.get("attributes")
+    return Event(
+        name=redactor.redact_text(str(event.get("name") or "")),
+        attributes=_attributes(attributes, redactor) if isinstance(attributes, dict) else None,
+        timestamp=_int(event.get("ts")),
+    )
+
+
 class SpanBuilder:
     """Builds the ``ReadableSpan`` of each export span of one session (one resource, one scope)."""
 
@@ -73,18 +84,9 @@ class SpanBuilder:
     def __call__(self, span: ExportSpan) -> ReadableSpan:
         redactor = self.redactor
         trace_id = int(span.trace_id, 16)
-        events: list[Event] | BoundedList = [
-            Event(
-                name=redactor.redact_text(str(event.get("name") or "")),
-                attributes=_attributes(a, redactor)
-                if isinstance(a := event.get("attributes"), dict)
-                else None,
-                timestamp=_int(event.get("ts")),
-            )
-            for event in span.events
-        ]
+        events: Sequence[Event] = [_event(event, redactor) for event in span.events]
         if dropped_events := _int(span.dropped.get("events")):
-            events = BoundedList.from_seq(None, events)
+            events = BoundedList[Event].from_seq(None, events)
             events.dropped = dropped_events
         code = str(span.status.get("code") or "UNSET")
         status = Status(
@@ -113,7 +115,7 @@ class SpanBuilder:
         )
 
 
-def size_of(value: Any) -> int:
+def size_of(value: AnyValue) -> int:
     """About the bytes ``value`` takes in an OTLP message (its text, a few bytes of framing)."""
     if isinstance(value, str):
         return len(value) + 4

@@ -18,7 +18,7 @@ import logging
 import os
 import socket
 import urllib.request
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -257,7 +257,7 @@ class _Said(logging.Handler):
 
 
 @contextmanager
-def _exporter_log(say: Callable[[str], None] | None) -> Iterator[_Said]:
+def _exporter_log(say: Callable[[str], None] | None) -> Generator[_Said, None, None]:
     logger = logging.getLogger(_EXPORTER_LOGGER)
     handler = _Said(say)
     propagate, level = logger.propagate, logger.level

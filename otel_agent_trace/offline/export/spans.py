@@ -25,6 +25,8 @@ from otel_agent_trace import session_format as fmt
 from otel_agent_trace.session_format.checks import BadEntry, otel_ids
 from otel_agent_trace.session_format.reader import open_regular
 
+from ..jsonvalue import JSONValue
+
 UNFINISHED_ATTRIBUTE = "agent_trace.unfinished"
 MAX_WHOLE_OPEN = 10_000  # open spans kept whole; past this, as two integers each
 _POSITION_BITS = 40  # an entry's position among the session's entries, below its start time
@@ -42,10 +44,10 @@ class ExportSpan:
     kind: str
     start_ns: int
     end_ns: int | None = None
-    status: dict[str, Any] = field(default_factory=dict)
-    attributes: dict[str, Any] = field(default_factory=dict)
-    events: list[dict[str, Any]] = field(default_factory=list)
-    dropped: dict[str, int] = field(default_factory=dict)
+    status: dict[str, Any] = field(default_factory=dict[str, Any])
+    attributes: dict[str, Any] = field(default_factory=dict[str, Any])
+    events: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    dropped: dict[str, int] = field(default_factory=dict[str, int])
     unfinished: bool = False
 
 
@@ -131,10 +133,10 @@ def _end(span: ExportSpan, entry: dict[str, Any]) -> ExportSpan:
     span.name = str(entry.get("name") or span.name)
     span.kind = str(entry.get("kind") or span.kind)
     span.parent_span_id = entry.get("parent_span_id") or span.parent_span_id
-    attributes = entry.get("attributes")
+    attributes: JSONValue = entry.get("attributes")
     if isinstance(attributes, dict):
         span.attributes.update(attributes)
-    status = entry.get("status")
+    status: JSONValue = entry.get("status")
     span.status = status if isinstance(status, dict) else {}
     dropped = entry.get("dropped")
     span.dropped = dropped if isinstance(dropped, dict) else {}
@@ -196,7 +198,7 @@ class _Reader:
                 return None  # a second start of a span: its first is the span
             if len(self.whole) < self.max_whole:
                 span = self.whole[key] = _from_entry(entry, ts)
-                attributes = entry.get("attributes")
+                attributes: JSONValue = entry.get("attributes")
                 if isinstance(attributes, dict):
                     span.attributes.update(attributes)
             else:
@@ -243,7 +245,7 @@ class _Reader:
             at += 1
             key = _key(entry)
             span = _from_entry(entry, entry["ts"])
-            attributes = entry.get("attributes")
+            attributes: JSONValue = entry.get("attributes")
             if isinstance(attributes, dict):
                 span.attributes.update(attributes)
             span.events = self.events.pop(key, []) if key is not None else []
@@ -264,7 +266,7 @@ def read_session_spans(path: str | os.PathLike[str], *, max_whole_open: int = MA
     issues: list[fmt.ReadIssue] = []
     files = session_files(path, issues)
     first = _first_entry(path)
-    metadata = first.get("metadata")
+    metadata: JSONValue = first.get("metadata")
     session = SessionSpans(
         path=path,
         session_id=str(first.get("session_id") or ""),
