@@ -8,7 +8,8 @@ the async client through ``asyncio.to_thread``, which copies the context). The f
 keeps the response's calls (name, id, arguments) in a context variable; the second starts the
 span of the next pending call of that function's name, with the model's call id when it gave
 one, the arguments and the function's return value (or its exception, which the SDK turns into an
-``{"error": ...}`` response: re-raised unchanged)."""
+``{"error": ...}`` response: re-raised unchanged). Under a model replay with recorded tools, the
+recorded result is returned and the function is not called."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ import inspect
 from contextvars import ContextVar
 from typing import Any
 
+from otel_agent_trace import semconv
+from otel_agent_trace._internal import replay as _replay
 from otel_agent_trace._internal.genai_spans import import_path_of
 from otel_agent_trace._internal.guard import never_raise
 from otel_agent_trace.instrumentation._genai.jsonable import jsonable
@@ -96,6 +99,13 @@ def _start(patches: Patches, args: Any, kwargs: Any) -> ToolCall | None:
     )
 
 
+def _recorded(call: ToolCall) -> tuple[bool, Any]:
+    """Under a model replay with ``--tools recorded``: the recorded result (the function is not called)."""
+    attributes = getattr(call.span, "attributes", None) or {}
+    name = str(attributes.get(semconv.GEN_AI_TOOL_NAME))
+    return _replay.answer_call(call, name, attributes.get(semconv.GEN_AI_TOOL_CALL_ID))
+
+
 def invoke_wrapper(patches: Patches) -> Any:
     """``invoke_function_from_dict_args(args, function_to_invoke)``."""
 
@@ -103,6 +113,10 @@ def invoke_wrapper(patches: Patches) -> Any:
         call = _start(patches, args, kwargs)
         if call is None:
             return wrapped(*args, **kwargs)
+        if _replay.player is not None:
+            found, result = _recorded(call)
+            if found:
+                return result
         return call.run(wrapped, args, kwargs, _outcome)
 
     return wrapper
@@ -115,6 +129,10 @@ def async_invoke_wrapper(patches: Patches) -> Any:
         call = _start(patches, args, kwargs)
         if call is None:
             return await wrapped(*args, **kwargs)
+        if _replay.player is not None:
+            found, result = _recorded(call)
+            if found:
+                return result
         return await call.arun(wrapped, args, kwargs, _outcome)
 
     return wrapper
