@@ -283,3 +283,14 @@ def test_a_replay_reads_litellms_own_price_list_not_github(tmp_path, monkeypatch
     assert report["refused"] == [
         "GET https://raw.githubusercontent.com/BerriAI/litellm/main/model_prices_and_context_window.json"
     ]
+
+
+def test_a_stream_left_early_ends_its_span(llm, memory_exporter):
+    llm.queue("openai_chat_final_stream")
+    stream = litellm.completion(messages=[USER], stream=True, **_openai(llm.base_url))
+    first = next(iter(stream))
+    assert first.choices[0].delta is not None
+    stream.close()  # left after the first chunk: the span ends with what was read
+    span = _one(memory_exporter)
+    assert span.attributes["agent_trace.stream.abandoned"] is True
+    assert span.attributes["gen_ai.request.stream"] is True
