@@ -11,6 +11,7 @@ tests.services.adk_venv run``, a step of .ci/run)."""
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -191,3 +192,54 @@ def test_the_recorded_conversation_is_continued_by_a_new_adk_session(llm, checkp
     }
     assert sent[2]["parts"][0]["functionResponse"]["id"] == "call_weather_1"
     assert sent[3]["parts"] == [{"text": ANSWER}] and sent[-1]["parts"] == [{"text": "And tomorrow?"}]
+
+
+AGENT_SCRIPT = """
+import asyncio, json, os
+from tests.frameworks.test_google_adk_gemini import _agent, _run
+print(json.dumps(asyncio.run(_run(_agent(os.environ["FAKE_URL"]), True))))
+"""
+
+
+def test_zero_code_recording_replayed_by_the_cli_with_the_server_stopped(tmp_path):
+    """``opentelemetry-instrument python agent.py`` (SSE), then ``otel-agent-trace replay
+    --model-replay`` with the server stopped: no ``only instruments`` warning for the google-genai
+    ADK installs, both streamed requests answered from the recording, the same output."""
+    import subprocess
+    import sys
+
+    from tests.e2e.helpers import INSTRUMENT, clean_env
+    from tests.fakes.llm_server import FakeLLMServer
+    from tests.model_replay.conftest import REPO
+
+    (tmp_path / "agent.py").write_text(AGENT_SCRIPT)
+    env = {"GOOGLE_API_KEY": "gemini-test-key", "PYTHONPATH": str(REPO), "AGENT_TRACE_TIER": "checkpoint"}
+    with FakeLLMServer() as server:
+        server.queue(*SCRIPTS[True])
+        base_url = server.base_url
+        recorded = subprocess.run(
+            [INSTRUMENT, sys.executable, "agent.py"],
+            cwd=tmp_path,
+            env=clean_env({**env, "FAKE_URL": base_url}),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert len(server.requests) == 2, recorded.stderr
+    assert recorded.returncode == 0, recorded.stderr
+    assert "only instruments" not in recorded.stderr
+    (session,) = (tmp_path / "agent-sessions").glob("*.checkpoint.jsonl")
+    report = tmp_path / "report.json"
+    replayed = subprocess.run(
+        [sys.executable, "-m", "otel_agent_trace.cli.main", "replay", str(session), "--model-replay",
+         "--report", str(report), "--", sys.executable, "agent.py"],
+        cwd=tmp_path,
+        env=clean_env({**env, "FAKE_URL": base_url}),  # the server stopped
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert replayed.returncode == 0, replayed.stderr
+    assert replayed.stdout.splitlines()[0] == recorded.stdout.strip()
+    data = json.loads(report.read_text())
+    assert data["answered"] == 2 and data["divergences"] == [] and data["refused"] == []
