@@ -1,5 +1,7 @@
 """The Google Gen AI (``google-genai``) tests, in a virtualenv of their own: google-genai pins
-``tenacity < 9.2``, and the main test environment pins a newer one.
+``tenacity < 9.2``, and the main test environment pins a newer one. This one holds the 3.x line
+(``tests/constraints-genai.txt``); the 2.x line that Google ADK installs is tested by the same
+file in the ADK virtualenv (:mod:`tests.services.adk_venv`).
 
 ``python -m tests.services.genai install`` makes ``$AGENT_TRACE_GENAI_VENV`` (default
 ``~/.cache/otel-agent-trace/genai-venv``) if it is missing and installs this checkout (editable),
