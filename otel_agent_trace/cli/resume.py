@@ -16,7 +16,6 @@ import sys
 from typing import Any
 
 from otel_agent_trace.cli.loading import add_max_entries, load
-from otel_agent_trace.offline.formats import dm
 from otel_agent_trace.offline.replay import EntryNotFound
 from otel_agent_trace.offline.resume import ResumeError, resume_and_continue, resume_from_snapshot
 from otel_agent_trace.offline.terminal import clean, fit, json_document, width
@@ -105,12 +104,9 @@ def _run(args: argparse.Namespace, answer: dict[str, Any] | None) -> int:
     """Restore, and continue with the query; with ``answer`` (``--json``) what is printed for
     people is said there too."""
     session = load(args)
-    if session.format is dm and session.tier != "checkpoint":
-        print(
-            f"otel-agent-trace: {clean(session.path)}: a DM-Code-Agent --trace file has no checkpoint "
-            "entry, so no conversation to resume: record with dm-agent --checkpoint FILE.jsonl",
-            file=sys.stderr,
-        )
+    why = session.format.unresumable(session)
+    if why is not None:  # (before the agent is made: there is nothing to give it)
+        print(f"otel-agent-trace: {clean(session.path)}: {why}", file=sys.stderr)
         return 2
     try:
         factory = load_factory(args.agent)

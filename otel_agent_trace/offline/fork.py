@@ -13,22 +13,20 @@ holds the conversation, as ``dm-agent --resume`` needs.
 
 from __future__ import annotations
 
-import json
 import os
 import time
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from otel_agent_trace import session_format as fmt
-from otel_agent_trace.session_format.reader import iter_lines, open_source
 
-from .formats import BadEntry, dm
 from .replay.timeline import resolve_id
-from .resume import ResumeError, _foreign_snapshot, _is_native, _plain, resumable_context, valid_history
+from .resume.conversation import plain
+from .resume.errors import ResumeError
+from .resume.history import resumable_context, valid_history
+from .resume.snapshots import held_snapshot
 
 PRIVATE_MODE = 0o600
 SHARED_MODE = 0o644
@@ -59,12 +57,10 @@ class ForkResult:
 
 
 def default_output(session: Any, fork_point: str) -> Path:
-    """``<source dir>/<source session>.fork-<fork point>[.checkpoint].jsonl`` (a DM-Code-Agent
-    file: ``<source stem>.fork-<fork point>.jsonl``, as DM names it)."""
-    if session.format is dm:
-        return session.path.with_name(f"{session.path.stem}.fork-{fork_point}{fmt.JSONL_SUFFIX}")
-    tier_part = fmt.CHECKPOINT_SUFFIX if session.tier == "checkpoint" else ""
-    return session.path.parent / f"{session.session_id}.fork-{fork_point}{tier_part}{fmt.JSONL_SUFFIX}"
+    """Beside the source, named as its format names a branch: ours
+    ``<source session>.fork-<fork point>[.checkpoint].jsonl``, DM's
+    ``<source stem>.fork-<fork point>.jsonl``."""
+    return session.path.with_name(session.format.fork_name(session, fork_point))
 
 
 def resumable_at(session: Any, fork_point: str) -> tuple[bool, int | None, str]:
@@ -82,9 +78,9 @@ def _resumable(session: Any, fork_point: str) -> tuple[bool, int | None, str, in
             snapshot_id = event.data.get("snapshot_id")
         if event.id == fork_point:
             break
-    if session.format is dm:
-        return _dm_resumable(session, fork_point)
-    if not _is_native(session):
+    if session.format.SNAPSHOTS_HOLD_CONVERSATION and session.format.FORKS_IN_OWN_LINES:
+        return _snapshot_resumable(session, fork_point)
+    if session.format.SNAPSHOTS_HOLD_CONVERSATION:
         why = (
             f"a {session.format.NAME} file keeps its conversation in its snapshots, which a fork does not "
             f"carry: resume the source itself (otel-agent-trace resume {session.path} --snapshot N)"
@@ -113,59 +109,26 @@ def _resumable(session: Any, fork_point: str) -> tuple[bool, int | None, str, in
     return True, snapshot_id, reason, count, context.cut
 
 
-def _dm_resumable(session: Any, fork_point: str) -> tuple[bool, int | None, str, int, str | None]:
-    """DM's rule: a ``checkpoint`` at or before the point (the latest one), holding a conversation."""
+def _snapshot_resumable(session: Any, fork_point: str) -> tuple[bool, int | None, str, int, str | None]:
+    """A branch in the format's own lines carries its snapshots: resumable when one at or before
+    the point (the latest) holds a conversation, as DM's ``--resume-at`` takes a ``checkpoint``."""
+    name = session.format.SNAPSHOT_NAME
     try:
-        snapshot, entry_id = _foreign_snapshot(session, None, fork_point)
+        snapshot, entry_id = held_snapshot(session, None, fork_point)
     except ResumeError:
         why = (
-            "no checkpoint entry at or before the fork point: this branch can be inspected but not "
-            "resumed (record with dm-agent --checkpoint FILE.jsonl to make forks resumable)"
+            f"no {name} entry at or before the fork point: this branch can be inspected but not "
+            f"resumed ({session.format.RECORD_RESUMABLE} to make forks resumable)"
         )
         return False, None, why, 0, None
-    context = valid_history([_plain(m) for m in snapshot["agent_messages"]], entry_id)
+    context = valid_history([plain(m) for m in snapshot["agent_messages"]], entry_id)
     count = len(context.messages)
     if not any(m.get("role") != "system" for m in context.messages):
-        return False, snapshot["snapshot_id"], f"the checkpoint {entry_id} holds no conversation", 0, None
-    reason = f"the checkpoint {entry_id} ({snapshot['description']}), {count} messages"
+        return False, snapshot["snapshot_id"], f"the {name} {entry_id} holds no conversation", 0, None
+    reason = f"the {name} {entry_id} ({snapshot['description']}), {count} messages"
     if context.cut:
         reason += f"; {context.cut}"
     return True, snapshot["snapshot_id"], reason, count, context.cut
-
-
-def _dm_lines(session: Any, point: str) -> Iterator[bytes]:
-    """DM's own lines of the source up to and including ``point``, each as DM loads it (an entry
-    without an id gets its ``legacy-NNNN`` one, a missing parent the entry before), keys sorted as
-    DM writes them. Read again from the file, a line at a time."""
-    normalizer = dm.Normalizer()
-    with open_source(session.path) as source:
-        for _, raw in iter_lines(source.stream, source.name, issues=[]):
-            try:
-                entry = normalizer.normalize(raw)
-            except BadEntry:
-                continue  # as the loaded session skipped it
-            line = dict(raw)
-            if not line.get("id"):
-                line["id"] = entry["id"]
-            if line.get("parent_id") is None:
-                line["parent_id"] = entry["parent_id"]
-            yield (json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n").encode()
-            if entry["id"] == point:
-                return
-
-
-def _dm_fork_entry(session: Any, point: str, count: int) -> bytes:
-    """DM's ``fork`` entry, under the fork point, written by a writer of its own (a new run id)."""
-    run_id = uuid.uuid4().hex
-    entry = {
-        "id": f"{run_id[:8]}-0001",
-        "parent_id": point,
-        "timestamp": datetime.now(timezone.utc).isoformat(),
-        "run_id": run_id,
-        "event": dm.FORK,
-        "payload": {"source": str(session.path), "forked_from_entry_id": point, "entry_count": count},
-    }
-    return (json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n").encode()
 
 
 def _write_new(path: Path, mode: int, chunks: Iterator[bytes]) -> None:
@@ -181,19 +144,20 @@ def _write_new(path: Path, mode: int, chunks: Iterator[bytes]) -> None:
         os.close(fd)
 
 
-def _fork_dm(session: Any, point: str, path: Path) -> ForkResult:
+def _fork_own(session: Any, point: str, path: Path, lines: Iterator[bytes]) -> ForkResult:
+    """The branch in the format's own lines (``lines``: the entries, then the fork entry)."""
     mode = PRIVATE_MODE if session.tier == "checkpoint" else SHARED_MODE
-    copied = 0
+    written = 0
 
-    def chunks() -> Iterator[bytes]:
-        nonlocal copied
-        for line in _dm_lines(session, point):
-            copied += 1
+    def counted() -> Iterator[bytes]:
+        nonlocal written
+        for line in lines:
+            written += 1
             yield line
-        yield _dm_fork_entry(session, point, copied)
 
-    _write_new(path, mode, chunks())
-    ok, snapshot_id, reason, count, cut = _dm_resumable(session, point)
+    _write_new(path, mode, counted())
+    ok, snapshot_id, reason, count, cut = _snapshot_resumable(session, point)
+    copied = written - 1  # (the fork entry is no copy)
     return ForkResult(
         path, session.session_id, point, copied, session.tier, ok, snapshot_id, reason, count, cut
     )
@@ -205,8 +169,8 @@ def fork_session(session: Any, at: str, output: str | os.PathLike[str] | None = 
     ids = [e.id for e in session.events]
     point = resolve_id(ids, at)
     path = Path(output) if output is not None else default_output(session, point)
-    if session.format is dm:
-        return _fork_dm(session, point, path)
+    if session.format.FORKS_IN_OWN_LINES:
+        return _fork_own(session, point, path, session.format.fork_lines(session, point))
     copied: list[bytes] = []
     last_ts = 0
     for event in session.events:

@@ -270,17 +270,13 @@ def _write_run(
     """One session's blocks — ``PREFIX-spans``, ``-messages``, ``-turns``, ``-data`` — written as
     it is read; its facts returned. A bad line is an error, or with ``lenient`` skipped and
     counted (a torn last line is skipped and counted either way)."""
-    from otel_agent_trace.offline import formats
     from otel_agent_trace.offline.analysis import foreign
 
     source = Path(path).expanduser()
     module = session_format_of(source)
     issues: list[fmt.ReadIssue] = []
     entries = iter_entries(source, issues, strict=False, lenient=lenient)
-    if module is formats.dm:
-        entries = foreign.dm_entries(entries)
-    elif module is formats.devduck:
-        entries = foreign.devduck_entries(entries)
+    entries = foreign.as_ours(module, entries)  # (ours: as they are)
     with (
         tempfile.TemporaryFile("w+", encoding="utf-8", dir=spool_dir) as messages,
         tempfile.TemporaryFile("w+", encoding="utf-8", dir=spool_dir) as turns,
