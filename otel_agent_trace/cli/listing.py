@@ -2,13 +2,14 @@
 
 A session's files — trace and checkpoint ``.jsonl``, child-process files, ``.zip`` — are grouped
 under its session id. Only the head of each file is read (its first line, or a ZIP's
-``metadata.json``, both with a size cap) and the tail of a ``.jsonl`` (for ``session.end``), so
-listing is fast whatever the sizes. Symbolic links, FIFOs, devices and directories are skipped,
-never opened.
+``metadata.json``, both with a size cap) and the tail of a ``.jsonl`` (for the line that ends
+it), so listing is fast whatever the sizes. Symbolic links, FIFOs, devices and directories are
+skipped, never opened.
 
-A DM-Code-Agent file's status and duration are its last ``run_end``'s (``status``,
-``duration_seconds``: the agent's own measure), as DM's own summary takes them — never its
-timestamps; the file is read backwards from its end for it, at most :data:`DM_SCAN_BYTES`.
+Each format says what its first line shows and what ends it (``heading``, ``listed_end``, in
+:mod:`otel_agent_trace.offline.formats`): ours ``session.end``; a DM-Code-Agent file its last
+``run_end`` (``status``, ``duration_seconds``: the agent's own measure, as DM's own summary takes
+them, never its timestamps), looked for backwards from its end as far as its heading says.
 """
 
 from __future__ import annotations
@@ -27,14 +28,14 @@ from typing import Any
 import orjson
 
 from otel_agent_trace import session_format as fmt
+from otel_agent_trace.offline import formats
 from otel_agent_trace.offline import terminal as term
-from otel_agent_trace.offline.formats import dm
+from otel_agent_trace.offline.formats import Format, Heading
 from otel_agent_trace.settings import get_settings
 
 HEAD_BYTES = 1 << 20  # the first line (session.start, with its metadata) must fit here
-TAIL_BYTES = 64 << 10  # where session.end is looked for
+TAIL_BYTES = 64 << 10  # read backwards a block of this at a time for the line that ends a file
 META_BYTES = 1 << 20  # a ZIP's metadata.json larger than this is not read
-DM_SCAN_BYTES = 64 << 20  # how far back from a DM file's end its last run_end is looked for
 
 # <session>[.p<pid>][.checkpoint].(jsonl|zip)
 _NAME = re.compile(r"^(?P<base>.+?)(?P<child>\.p\d+)?(?P<checkpoint>\.checkpoint)?\.(?P<ext>jsonl|zip)$")
@@ -111,44 +112,27 @@ def _first_line(path: Path) -> dict[str, Any] | None:
     return entry if isinstance(entry, dict) else None
 
 
-def _tail_has_end(path: Path, size: int) -> tuple[bool, float | None]:
-    with open(path, "rb") as stream:
-        stream.seek(max(size - TAIL_BYTES, 0))
-        tail = stream.read(TAIL_BYTES)
-    for line in reversed(tail.splitlines()):
-        if b'"session.end"' in line or b'"session.stop"' in line:
-            try:
-                entry = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                continue
-            if isinstance(entry, dict) and entry.get("type") == fmt.SESSION_END:
-                took = entry.get("duration_ns")
-                return True, took / 1e9 if isinstance(took, (int, float)) else None
-            if isinstance(entry, dict) and entry.get("event_type") == "session.stop":
-                return True, None
-    return False, None
-
-
-def _last_run_end(path: Path, size: int) -> dict[str, Any] | None:
-    """The payload of a DM-Code-Agent file's last ``run_end`` line (``None`` when there is none in
-    its last :data:`DM_SCAN_BYTES`), read backwards a block at a time."""
+def _last_end(path: Path, size: int, format: Format, heading: Heading) -> tuple[float | None, str] | None:
+    """What the format says of the last line holding the heading's end marker that it takes for
+    the session's end (``None`` when there is none in the last ``end_scan`` bytes), read
+    backwards a block of :data:`TAIL_BYTES` at a time."""
     end, carry = size, b""
     with open(path, "rb") as stream:
-        while end > 0 and size - end < DM_SCAN_BYTES:
+        while end > 0 and size - end < heading.end_scan:
             start = max(end - TAIL_BYTES, 0)
             stream.seek(start)
             lines = (stream.read(end - start) + carry).split(b"\n")
             carry = lines.pop(0) if start > 0 else b""  # (its start is in the block before)
             for line in reversed(lines):
-                if b'"run_end"' not in line:
+                if heading.end_marker not in line:
                     continue
                 try:
                     entry = orjson.loads(line)
                 except orjson.JSONDecodeError:
                     continue
-                if isinstance(entry, dict) and entry.get("event") == dm.RUN_END:
-                    payload = entry.get("payload")
-                    return payload if isinstance(payload, dict) else {}
+                found = format.listed_end(entry) if isinstance(entry, dict) else None
+                if found is not None:
+                    return found
             end = start
     return None
 
@@ -216,34 +200,28 @@ def _read_one(path: Path, st: os.stat_result) -> tuple[str, dict[str, Any]] | No
             meta.get("duration_seconds") if isinstance(meta.get("duration_seconds"), (int, float)) else None
         )
         facts["complete"] = meta.get("end_time") is not None or facts["duration"] is not None
-        facts["foreign"] = (
-            None if meta.get("format") == fmt.FORMAT_NAME else ("devduck" if meta else "unknown")
-        )
+        format = next((f for f in formats.FORMATS if f.matches_archive(meta)), None)
+        facts["foreign"] = None if format is formats.native else (format.NAME if format else "unknown")
         session_id = meta.get("session_id")
         return (session_id if isinstance(session_id, str) and session_id else match["base"]), facts
     first = _first_line(path) if st.st_size else None
     if first is None:
         return None
-    if first.get("type") in (fmt.SESSION_START, fmt.SESSION_JOIN):
-        session_id = first.get("session_id")
-        facts["tier"] = first.get("tier")
-        facts["child"] = first.get("type") == fmt.SESSION_JOIN
-        facts["start"] = _timestamp(first.get("ts"))
-        facts["complete"], facts["duration"] = _tail_has_end(path, st.st_size)
-    elif "event" in first and "payload" in first:  # DM-Code-Agent
-        # a run's id; a fork (a file of its own, beginning as its source does) by its file's name
-        session_id = match["base"] if ".fork-" in match["base"] else first.get("run_id")
-        facts.update(start=_timestamp(first.get("timestamp")), foreign=dm.NAME, tier=None)
-        run_end = _last_run_end(path, st.st_size)
-        facts["complete"] = run_end is not None
-        facts["status"], facts["duration"] = dm.run_end_facts(run_end) if run_end is not None else ("", None)
-    elif "event_type" in first:  # DevDuck events, unzipped
-        session_id = None
-        facts.update(start=_timestamp(first.get("timestamp_ns")), foreign="devduck", tier=None)
-        facts["complete"], facts["duration"] = _tail_has_end(path, st.st_size)
-    else:
+    found = next(
+        ((f, h) for f in formats.FORMATS if (h := f.heading(first, match["base"])) is not None), None
+    )
+    if found is None:
         return None
-    return (session_id if isinstance(session_id, str) and session_id else match["base"]), facts
+    format, heading = found
+    facts.update(start=_timestamp(heading.start), tier=heading.tier)
+    if heading.child is not None:
+        facts["child"] = heading.child
+    if format is not formats.native:
+        facts["foreign"] = format.NAME
+    end = _last_end(path, st.st_size, format, heading)
+    facts["complete"] = end is not None
+    facts["duration"], facts["status"] = end if end is not None else (None, "")
+    return heading.session_id or match["base"], facts
 
 
 def find_sessions(directory: Path) -> list[SessionFiles]:

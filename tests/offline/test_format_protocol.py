@@ -16,7 +16,7 @@ import pytest
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace.offline import formats, iter_entries, load_session
 from otel_agent_trace.offline.analysis import Accumulator, analyze, foreign
-from otel_agent_trace.offline.formats import BadEntry, Event, Format, Session, SpanRecord, ours
+from otel_agent_trace.offline.formats import BadEntry, Event, Format, Heading, Session, SpanRecord, ours
 from otel_agent_trace.offline.loader import session_format_of
 from otel_agent_trace.session_format.reader import ReadIssue, Source
 
@@ -122,6 +122,17 @@ class Tiny:
 
     def fork_lines(self, session: Session, point: str) -> Iterator[bytes]:
         raise NotImplementedError("forked as our entries")
+
+    def heading(self, first: dict[str, Any], file_base: str) -> Heading | None:
+        if first.get("tiny") != "hello":
+            return None
+        return Heading(first.get("session"), first.get("t"), b'"bye"')
+
+    def listed_end(self, entry: dict[str, Any]) -> tuple[float | None, str] | None:
+        return (None, "bye") if entry.get("tiny") == "bye" else None
+
+    def matches_archive(self, metadata: dict[str, Any]) -> bool:
+        return False
 
     def as_ours(self, entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         for entry in entries:

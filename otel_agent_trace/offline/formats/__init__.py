@@ -17,7 +17,7 @@ from typing import Any
 from . import devduck, dm, native
 from ._checks import BadEntry
 from .protocol import Format, Session
-from .records import Event, SpanRecord
+from .records import Event, Heading, SpanRecord
 
 # Told in this order; ours last, as what is read when nothing else matches.
 FORMATS: list[Format] = [devduck, dm, native]
@@ -51,6 +51,7 @@ __all__ = [
     "BadEntry",
     "Event",
     "Format",
+    "Heading",
     "Session",
     "SpanRecord",
     "by_name",

@@ -35,7 +35,7 @@ from otel_agent_trace.session_format.reader import Source
 from . import _common, ours
 from ._checks import BadEntry, flatten, integer, mapping, text
 from .protocol import Session
-from .records import Event, SpanRecord
+from .records import Event, Heading, SpanRecord
 
 NAME = "devduck"
 START = "session.start"
@@ -59,6 +59,22 @@ fork_lines = _common.no_own_fork
 def unresumable(session: Session) -> str | None:
     """A DevDuck ZIP's snapshots hold their messages whole: resume asks them."""
     return None
+
+
+def heading(first: dict[str, Any], file_base: str) -> Heading | None:
+    """DevDuck's ``events.jsonl`` unzipped: no session id in it (named by the file)."""
+    if "event_type" not in first or "type" in first:
+        return None
+    return Heading(None, first.get("timestamp_ns"), b'"session.stop"')
+
+
+def listed_end(entry: dict[str, Any]) -> tuple[float | None, str] | None:
+    return (None, "") if entry.get("event_type") == "session.stop" else None
+
+
+def matches_archive(metadata: dict[str, Any]) -> bool:
+    """Any session ZIP that does not say it is ours (DevDuck's ``metadata.json`` says no format)."""
+    return bool(metadata) and metadata.get("format") != fmt.FORMAT_NAME
 
 
 def matches(raw: dict[str, Any]) -> bool:

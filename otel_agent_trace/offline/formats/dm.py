@@ -38,7 +38,7 @@ from otel_agent_trace.session_format.reader import Source, iter_lines, open_sour
 from . import _common, ours
 from ._checks import BadEntry, flatten, mapping, text
 from .protocol import Session
-from .records import Event, SpanRecord
+from .records import Event, Heading, SpanRecord
 
 NAME = "dm-code-agent"
 RUN_START = "run_start"
@@ -331,6 +331,29 @@ def fork_lines(session: Session, point: str) -> Iterator[bytes]:
             "payload": {"source": str(session.path), "forked_from_entry_id": point, "entry_count": count},
         }
     )
+
+
+def heading(first: dict[str, Any], file_base: str) -> Heading | None:
+    """A run's file, named by its ``run_id``; a fork (a file of its own, beginning as its source
+    does) by its file's name. Its end is its last ``run_end``, looked for far back (a run's
+    checkpoints may follow it)."""
+    if "event" not in first or "payload" not in first or "type" in first:
+        return None
+    sid = file_base if ".fork-" in file_base else first.get("run_id")
+    return Heading(sid if isinstance(sid, str) else None, first.get("timestamp"), b'"run_end"', 64 << 20)
+
+
+def listed_end(entry: dict[str, Any]) -> tuple[float | None, str] | None:
+    """The last ``run_end``'s duration and status."""
+    if entry.get("event") != RUN_END:
+        return None
+    payload = entry.get("payload")
+    status, took = run_end_facts(payload if isinstance(payload, dict) else {})
+    return took, status
+
+
+def matches_archive(metadata: dict[str, Any]) -> bool:
+    return False  # DM writes no ZIP
 
 
 def _dm_line(entry: dict[str, Any]) -> bytes:

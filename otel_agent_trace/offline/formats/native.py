@@ -19,7 +19,7 @@ from otel_agent_trace.session_format.reader import child_files as _child_files
 
 from . import _common
 from .protocol import Session
-from .records import Event, SpanRecord
+from .records import Event, Heading, SpanRecord
 
 NAME = "otel-agent-trace"
 END_TYPES = frozenset({fmt.SESSION_END})
@@ -174,6 +174,31 @@ def unresumable(session: Session) -> str | None:
     )
 
 
+def heading(first: dict[str, Any], file_base: str) -> Heading | None:
+    """A file that starts with its session's start (or a child's join)."""
+    if first.get("type") not in (fmt.SESSION_START, fmt.SESSION_JOIN):
+        return None
+    sid = first.get("session_id")
+    return Heading(
+        sid if isinstance(sid, str) else None,
+        first.get("ts"),
+        b'"session.end"',
+        tier=first.get("tier"),
+        child=first.get("type") == fmt.SESSION_JOIN,
+    )
+
+
+def listed_end(entry: dict[str, Any]) -> tuple[float | None, str] | None:
+    if entry.get("type") != fmt.SESSION_END:
+        return None
+    took = entry.get("duration_ns")
+    return (took / 1e9 if isinstance(took, (int, float)) else None), ""
+
+
+def matches_archive(metadata: dict[str, Any]) -> bool:
+    return metadata.get("format") == fmt.FORMAT_NAME
+
+
 def as_ours(entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     return iter(entries)
 
@@ -193,7 +218,10 @@ __all__ = [
     "duration",
     "fork_lines",
     "fork_name",
+    "heading",
+    "listed_end",
     "matches",
+    "matches_archive",
     "metadata",
     "normalizer",
     "snapshots",

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from otel_agent_trace.session_format.reader import ReadIssue, Source
 
-from .records import Event, SpanRecord
+from .records import Event, Heading, SpanRecord
 
 
 class Normalizer(Protocol):
@@ -130,6 +130,20 @@ class Format(Protocol):
     def fork_lines(self, session: Session, point: str) -> Iterator[bytes]:
         """A branch at entry ``point`` in the format's own lines, its own fork entry last, read
         again from the file (asked only when :attr:`FORKS_IN_OWN_LINES`)."""
+        ...
+
+    def heading(self, first: dict[str, Any], file_base: str) -> Heading | None:
+        """What ``list`` shows of a file whose first line is ``first`` (its name, less the
+        suffixes, ``file_base``); ``None`` when that line begins no session of this format."""
+        ...
+
+    def listed_end(self, entry: dict[str, Any]) -> tuple[float | None, str] | None:
+        """``(duration in seconds, status)`` when ``entry`` (a line holding the heading's end
+        marker) ends the session, else ``None``."""
+        ...
+
+    def matches_archive(self, metadata: dict[str, Any]) -> bool:
+        """Whether a session ZIP whose ``metadata.json`` says ``metadata`` is of this format."""
         ...
 
     def as_ours(self, entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:

@@ -75,3 +75,17 @@ class SpanRecord:
     @property
     def duration_s(self) -> float | None:
         return None if self.end_ns is None else (self.end_ns - self.start_ns) / 1e9
+
+
+@dataclass(frozen=True, slots=True)
+class Heading:
+    """What ``list`` shows of a file from its first line alone, and how its end is found: the
+    last line holding ``end_marker`` within ``end_scan`` bytes of the file's end that the
+    format's ``listed_end`` takes for its end."""
+
+    session_id: str | None  # ``None``: the session is named by its file
+    start: Any  # its time stamp as the file writes it (ns since the epoch, or ISO-8601)
+    end_marker: bytes
+    end_scan: int = 64 << 10
+    tier: str | None = None
+    child: bool | None = None  # ``None``: as the file's name says (``.p<pid>``)
