@@ -160,11 +160,6 @@ def test_model_replay_with_the_server_stopped(streamed, tmp_path):
     assert exchange_holders(path) == [f"generate_content {MODEL}"] * 2  # ADK's spans, adopted
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the neutral form (session_format/shapes/neutral.py) does not read Gemini's messages yet: "
-    "role 'model', function_call / function_response parts",
-)
 def test_the_recorded_conversation_is_continued_by_a_new_adk_session(llm, checkpoint):
     llm.queue(*SCRIPTS[False])
     asyncio.run(_run(_agent(llm.base_url), False))

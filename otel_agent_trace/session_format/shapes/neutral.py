@@ -1,10 +1,11 @@
 """The neutral form every SDK's shape is made from when a conversation is given back: recorded
-messages of any shape (OpenAI chat, Anthropic, Strands, LangChain, Responses items) as
+messages of any shape (OpenAI chat, Anthropic, Strands, LangChain, Responses items, Gemini) as
 ``{"role", "content", "tool_calls": [{"id", "name", "arguments"}], "tool_call_id", "name"}``,
 a tool result a message of its own (``role`` ``tool``)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any, cast
 
 from .text import blocks_of, call_arguments, flat_text
@@ -30,6 +31,8 @@ def _one(m: dict[str, Any]) -> list[dict[str, Any]]:
     if kind == "function_call_output":
         return [{"role": "tool", "content": flat_text(m.get("output")), "tool_call_id": m.get("call_id")}]
     role = m.get("role") or "user"
+    if role == "model":  # Gemini
+        role = "assistant"
     content = m.get("content")
     calls: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
@@ -54,6 +57,15 @@ def _one(m: dict[str, Any]) -> list[dict[str, Any]]:
                 )
             elif block.get("type") == "tool_result":
                 results.append({"id": block.get("tool_use_id"), "content": flat_text(block.get("content"))})
+            elif isinstance(block.get("function_call"), dict):  # Gemini
+                fc: dict[str, Any] = block["function_call"]
+                calls.append({"id": fc.get("id"), "name": fc.get("name"), "arguments": fc.get("args")})
+            elif isinstance(block.get("function_response"), dict):
+                fr: dict[str, Any] = block["function_response"]
+                answer = json.dumps(fr.get("response"), ensure_ascii=False, default=str)
+                results.append({"id": fr.get("id"), "content": answer, "name": fr.get("name")})
+            elif block.get("thought") is True:
+                continue  # Gemini's thinking: not part of what is sent back
             elif isinstance(block.get("text"), str):
                 texts.append(block["text"])
     else:
@@ -70,7 +82,11 @@ def _one(m: dict[str, Any]) -> list[dict[str, Any]]:
     if role == "tool":
         named = {"name": m["name"]} if m.get("name") else {}
         return [{"role": "tool", "content": "".join(texts), "tool_call_id": m.get("tool_call_id"), **named}]
-    out = [{"role": "tool", "content": res["content"], "tool_call_id": res["id"]} for res in results]
+    out = [
+        {"role": "tool", "content": res["content"], "tool_call_id": res["id"]}
+        | ({"name": res["name"]} if res.get("name") else {})
+        for res in results
+    ]
     if texts or calls or not results:
         item: dict[str, Any] = {"role": role, "content": "".join(texts)}
         if calls:
