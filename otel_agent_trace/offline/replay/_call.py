@@ -25,6 +25,7 @@ import orjson
 
 from otel_agent_trace import session_format as fmt
 
+from ..jsonvalue import JSONValue
 from . import _registry
 from ._guard import Guard
 
@@ -87,17 +88,18 @@ class ToolFailed(Exception):
     """The framework ran the tool and reports it failed (a Strands result with status error)."""
 
 
-def call(tool: _registry.Tool, args: Any) -> Any:
-    """Call ``tool`` the way its framework does; its result in the shape the recording keeps."""
+def call(tool: _registry.Tool, args: dict[str, JSONValue] | list[JSONValue]) -> Any:
+    """Call ``tool`` the way its framework does (``args``: the recorded arguments, keyword or
+    positional); its result in the shape the recording keeps."""
     if tool.strands is not None and isinstance(args, dict):
-        result = asyncio.run(_strands(tool, args))
+        result: JSONValue = asyncio.run(_strands(tool, args))
         if isinstance(result, dict) and result.get("status") == "error":
             raise ToolFailed(_text_of(result.get("content")))
         return result.get("content") if isinstance(result, dict) else result
-    result = tool.function(**args) if isinstance(args, dict) else tool.function(*args)
-    if inspect.isawaitable(result):
-        result = asyncio.run(_awaited(result))
-    return result
+    returned = tool.function(**args) if isinstance(args, dict) else tool.function(*args)
+    if inspect.isawaitable(returned):
+        returned = asyncio.run(_awaited(returned))
+    return returned
 
 
 async def _strands(tool: _registry.Tool, args: dict[str, Any]) -> Any:
@@ -109,7 +111,7 @@ async def _strands(tool: _registry.Tool, args: dict[str, Any]) -> Any:
     return getattr(last, "tool_result", last)
 
 
-def _text_of(content: Any) -> str:
+def _text_of(content: JSONValue) -> str:
     if isinstance(content, list):
         return " ".join(str(b.get("text", b)) if isinstance(b, dict) else str(b) for b in content)
     return str(content)

@@ -120,7 +120,7 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def _as_path(value: Any) -> str | None:
+def _as_path(value: str | bytes | int | os.PathLike[str] | os.PathLike[bytes]) -> str | None:
     """A path argument as text; ``None`` for a descriptor or anything that is not a path."""
     if isinstance(value, int):
         return None

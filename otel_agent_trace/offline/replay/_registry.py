@@ -23,7 +23,9 @@ import os
 import runpy
 import sys
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, TypeGuard
+
+from ..jsonvalue import JSONValue
 
 SHELL, WRITES, NETWORK = "shell", "writes", "network"
 EFFECTS = (SHELL, WRITES, NETWORK)
@@ -61,6 +63,13 @@ KNOWN_EFFECTS: dict[str, tuple[str, ...]] = {
 }
 
 
+class Declared(TypedDict, total=False):
+    """What ``oat.tool`` sets on a tool as ``__agent_trace_tool__`` (``api/spans.py``)."""
+
+    name: str
+    effects: tuple[str, ...]
+
+
 class SourceError(Exception):
     """A ``--tools-from`` source cannot be loaded."""
 
@@ -71,7 +80,7 @@ class Tool:
 
     name: str
     function: Any  # the plain function under any tool wrapper
-    import_paths: set[str] = field(default_factory=set)
+    import_paths: set[str] = field(default_factory=set[str])
     effects: tuple[str, ...] = ()
     source: str = ""
     strands: Any = None  # a Strands tool: called as Strands calls it (``stream``), not bare
@@ -97,7 +106,7 @@ def _module_tool(obj: Any) -> Any:
     or a tool object named like the module (``strands_tools.shell.shell``); else ``None``."""
     if not inspect.ismodule(obj):
         return None
-    spec = getattr(obj, "TOOL_SPEC", None)
+    spec: JSONValue = getattr(obj, "TOOL_SPEC", None)
     if not isinstance(spec, dict):
         inner = getattr(obj, obj.__name__.rpartition(".")[2], None)
         return inner if inner is not None and _is_tool_object(inner) else None
@@ -126,9 +135,11 @@ def _function_of(obj: Any) -> Any:
 
 
 def _name_of(obj: Any, fn: Any) -> str:
-    declared = getattr(obj, "__agent_trace_tool__", None)
-    if isinstance(declared, dict) and isinstance(declared.get("name"), str):
-        return declared["name"]
+    declared: Declared | None = getattr(obj, "__agent_trace_tool__", None)
+    if isinstance(declared, dict):
+        name = declared.get("name")
+        if isinstance(name, str):
+            return name
     for attr in ("tool_name", "name"):
         value = getattr(obj, attr, None)
         if isinstance(value, str) and value and not inspect.isfunction(obj):
@@ -136,9 +147,9 @@ def _name_of(obj: Any, fn: Any) -> str:
     return str(getattr(fn, "__name__", None) or getattr(obj, "__name__", "tool"))
 
 
-def _effects_of(obj: Any, fn: Any, paths: set[str]) -> tuple[str, ...]:
+def _effects_of(obj: object, fn: object, paths: set[str]) -> tuple[str, ...]:
     found: set[str] = set()
-    declared = getattr(obj, "__agent_trace_tool__", None)
+    declared: Declared | None = getattr(obj, "__agent_trace_tool__", None)
     if isinstance(declared, dict):
         found.update(e for e in declared.get("effects", ()) if e in EFFECTS)
     cls = type(obj)
@@ -157,12 +168,20 @@ def make_tool(obj: Any, source: str, script_stem: str | None = None) -> Tool:
     return Tool(_name_of(obj, fn), fn, paths, _effects_of(obj, fn, paths), source, strands)
 
 
-def _held(value: Any) -> list[Any]:
-    if isinstance(value, (list, tuple)):
+def _held(value: object) -> list[object]:
+    if _is_sequence(value):
         return list(value)
-    if isinstance(value, dict):
+    if _is_mapping(value):
         return list(value.values())
     return [value]
+
+
+def _is_sequence(value: object) -> TypeGuard[list[object] | tuple[object, ...]]:
+    return isinstance(value, (list, tuple))
+
+
+def _is_mapping(value: object) -> TypeGuard[dict[object, object]]:
+    return isinstance(value, dict)
 
 
 def _from_namespace(namespace: dict[str, Any], source: str, stem: str | None) -> list[Tool]:
@@ -191,9 +210,10 @@ def load(source: str) -> list[Tool]:
             stem = os.path.splitext(os.path.basename(path))[0]
             return _from_namespace(runpy.run_path(path, run_name=SCRIPT_MODULE), source, stem)
         module_name, sep, attr = source.partition(":")
-        obj: Any = importlib.import_module(module_name)
+        module = importlib.import_module(module_name)
         if not sep:
-            return _from_namespace(vars(obj), source, None)
+            return _from_namespace(vars(module), source, None)
+        obj: Any = module
         for part in attr.split("."):
             obj = getattr(obj, part)
         return [make_tool(o, source) for o in _held(obj) if callable(o) or _is_tool_object(o)]

@@ -16,6 +16,8 @@ import orjson
 
 from otel_agent_trace import session_format as fmt
 
+from ..jsonvalue import JSONValue
+
 MARKER = re.compile(r"<redacted:[^<>\s]{1,120}>")
 CUT = re.compile(r"…\[\+\d+ chars\]$")
 
@@ -37,7 +39,7 @@ def _text_forms(value: Any) -> list[str]:
 def _pattern(preview: str) -> re.Pattern[str]:
     cut = CUT.search(preview)
     body = preview[: cut.start()] if cut else preview
-    parts = []
+    parts: list[str] = []
     pos = 0
     for m in MARKER.finditer(body):
         parts.append(re.escape(body[pos : m.start()]))
@@ -47,7 +49,7 @@ def _pattern(preview: str) -> re.Pattern[str]:
     return re.compile("".join(parts) + (".*" if cut else ""), re.DOTALL)
 
 
-def preview_matches(recorded: Any, new: Any) -> bool:
+def preview_matches(recorded: JSONValue, new: JSONValue) -> bool:
     """Whether ``new`` (JSON values) is what the trace-tier preview ``recorded`` shows."""
     if isinstance(recorded, str):
         if not MARKER.search(recorded) and not CUT.search(recorded) and "~" not in recorded:
@@ -81,16 +83,16 @@ def results_match(recorded: Any, new: Any, *, exact: bool) -> bool:
     return preview_matches(recorded, new)
 
 
-def inexact_reason(arguments: Any) -> str | None:
+def inexact_reason(arguments: JSONValue) -> str | None:
     """Why trace-tier arguments are not the exact ones (``None`` when they are)."""
     if not isinstance(arguments, dict):
         return "the arguments were cut to a text preview"
-    stack: list[Any] = [arguments]
+    stack: list[JSONValue] = [arguments]
     while stack:
         value = stack.pop()
         if isinstance(value, dict):
             stack.extend(value.values())
-            if any(isinstance(k, str) and MARKER.search(k) for k in value):
+            if any(MARKER.search(k) for k in value):  # (JSON: every key a string)
                 return "an argument name was redacted"
         elif isinstance(value, list):
             stack.extend(value)

@@ -16,6 +16,7 @@ from otel_agent_trace import semconv
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace.offline.terminal import clean, fit
 
+from ..jsonvalue import JSONObject
 from .timeline import EntryNotFound, resolve_id
 
 HELP = """commands:
@@ -31,8 +32,10 @@ HELP = """commands:
 
 def is_error(event: Any) -> bool:
     d = event.data
-    if event.type == fmt.SPAN_END and (d.get("status") or {}).get("code") == fmt.STATUS_ERROR:
-        return True
+    if event.type == fmt.SPAN_END:
+        status: JSONObject = d.get("status") or {}
+        if status.get("code") == fmt.STATUS_ERROR:
+            return True
     return event.type == fmt.SPAN_EVENT and d.get("name") == "exception"
 
 
@@ -42,7 +45,8 @@ def tool_name(event: Any, known: dict[str, str] | None = None) -> str | None:
     yet, as Strands' tool spans do), else its name (``execute_tool {name}``)."""
     if event.type not in (fmt.SPAN_START, fmt.SPAN_END):
         return None
-    name = (event.data.get("attributes") or {}).get(semconv.GEN_AI_TOOL_NAME)
+    attributes: JSONObject = event.data.get("attributes") or {}
+    name = attributes.get(semconv.GEN_AI_TOOL_NAME)
     if isinstance(name, str):
         return name
     span_id = event.data.get("span_id")
@@ -57,9 +61,10 @@ def tool_name(event: Any, known: dict[str, str] | None = None) -> str | None:
 
 def _tool_spans(session: Any) -> dict[str, str]:
     """Span id -> tool name, from each tool span's attributes as a whole."""
-    out = {}
+    out: dict[str, str] = {}
     for span in session.spans:
-        name = (span.attributes or {}).get(semconv.GEN_AI_TOOL_NAME)
+        attributes: JSONObject = span.attributes or {}
+        name = attributes.get(semconv.GEN_AI_TOOL_NAME)
         if isinstance(name, str) and isinstance(span.span_id, str):
             out[span.span_id] = name
     return out
@@ -70,7 +75,8 @@ def describe(event: Any) -> str:
     d = event.data
     kind = event.event_type
     if event.type in (fmt.SPAN_START, fmt.SPAN_END):
-        status = (d.get("status") or {}).get("code")
+        fields: JSONObject = d.get("status") or {}
+        status = fields.get("code")
         tail = f" {((d.get('duration_ns') or 0) / 1e6):.1f}ms {status}" if event.type == fmt.SPAN_END else ""
         return f"{event.type} {d.get('name')}{tail}"
     if event.type == fmt.MESSAGE:
@@ -80,7 +86,7 @@ def describe(event: Any) -> str:
     if event.type == fmt.SNAPSHOT:
         return f"snapshot #{d.get('snapshot_id')} {d.get('description', '')}"
     if event.type == fmt.SPAN_EVENT:
-        attrs = d.get("attributes") or {}
+        attrs: JSONObject = d.get("attributes") or {}
         return f"{kind} " + " ".join(f"{k}={v}" for k, v in list(attrs.items())[:3])
     return str(kind)
 

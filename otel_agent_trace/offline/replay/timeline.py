@@ -36,8 +36,8 @@ class ReplayReport:
     entries: int = 0
     first_id: str = ""
     last_id: str = ""
-    counts: dict[str, int] = field(default_factory=dict)
-    findings: list[Finding] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict[str, int])
+    findings: list[Finding] = field(default_factory=list[Finding])
     complete: bool = False
     stopped_early: bool = False
 

@@ -28,6 +28,7 @@ import orjson
 from otel_agent_trace import semconv
 from otel_agent_trace import session_format as fmt
 
+from ..jsonvalue import JSONObject, JSONValue
 from .compare import inexact_reason, results_match
 
 OK, MISMATCH, BLOCKED, UNKNOWN, ERROR, SKIPPED = "ok", "mismatch", "blocked", "unknown", "error", "skipped"
@@ -50,8 +51,8 @@ class ToolCall:
     result: Any
     has_result: bool
     failed: str | None  # why it did not succeed originally (None: it did)
-    commands: list[str] = field(default_factory=list)  # processes it started
-    writes: list[str] = field(default_factory=list)  # files it wrote, deleted, renamed or made
+    commands: list[str] = field(default_factory=list[str])  # processes it started
+    writes: list[str] = field(default_factory=list[str])  # files it wrote, deleted, renamed or made
 
 
 @dataclass
@@ -92,7 +93,7 @@ def _effects(span: Any, children: dict[str, list[Any]]) -> tuple[list[str], list
     stack = [span]
     while stack:
         current = stack.pop()
-        attrs = current.attributes or {}
+        attrs: JSONObject = current.attributes or {}
         if current is not span and (
             semconv.PROCESS_COMMAND_ARGS in attrs or current.name.startswith("process ")
         ):
@@ -100,7 +101,7 @@ def _effects(span: Any, children: dict[str, list[Any]]) -> tuple[list[str], list
             commands.append(" ".join(map(str, args)) if isinstance(args, list) else current.name)
         for event in current.events:
             name = event.get("name", "")
-            ev = event.get("attributes") or {}
+            ev: JSONObject = event.get("attributes") or {}
             if name == "file.open" and (ev.get("agent_trace.file.access") in ("write", "read_write")):
                 writes.append(str(ev.get(semconv.FILE_PATH)))
             elif name in _WRITE_EVENTS:
@@ -119,17 +120,17 @@ def recorded_calls(session: Any) -> list[ToolCall]:
     """Every tool call of the session (``execute_tool`` spans), in start order."""
     spans = session.spans
     children = _descendants(spans)
-    calls = []
+    calls: list[ToolCall] = []
     for span in spans:
-        attrs = span.attributes or {}
+        attrs: JSONObject = span.attributes or {}
         if attrs.get(semconv.GEN_AI_OPERATION_NAME) != semconv.OP_EXECUTE_TOOL:
             continue
-        content = span.content or {}
+        content: JSONObject = span.content or {}
         failed = None
         if not span.finished:
             failed = "it never finished in the original run"
         elif span.status == fmt.STATUS_ERROR:
-            why = span.status_description or attrs.get(semconv.ERROR_TYPE) or "error"
+            why: JSONValue = span.status_description or attrs.get(semconv.ERROR_TYPE) or "error"
             failed = f"it failed in the original run ({why})"
         commands, writes = _effects(span, children)
         calls.append(
@@ -235,7 +236,7 @@ def run_call(
     except subprocess.TimeoutExpired:
         return {"ok": False, "stage": "call", "error": f"timed out after {timeout:g}s"}
     try:
-        answer = orjson.loads(done.stdout)
+        answer: JSONValue = orjson.loads(done.stdout)
     except orjson.JSONDecodeError:
         answer = None
     if not isinstance(answer, dict):
@@ -250,7 +251,7 @@ def run_call(
 
 def _sources(tools_from: list[str] | None) -> list[str]:
     """Script paths made absolute (the child runs in the workspace); module names as given."""
-    out = []
+    out: list[str] = []
     for source in tools_from or ():
         is_script = source.endswith(".py") or os.sep in source
         out.append(os.path.abspath(source) if is_script else source)
@@ -304,7 +305,7 @@ def replay_tools(
     sources = _sources(tools_from)
     permissions = Permissions(allow_shell, allow_writes, allow_network)
     exact = session.tier == "checkpoint"
-    reports = []
+    reports: list[CallReport] = []
     for call in recorded_calls(session):
         if only is not None and call.name != only:
             continue
@@ -315,7 +316,7 @@ def replay_tools(
         if reason:
             reports.append(CallReport(call, UNKNOWN, reason))
             continue
-        blocked = []
+        blocked: list[str] = []
         if call.commands and not allow_shell:
             blocked.append(f"its recorded run ran commands ({call.commands[0]}); allow with --allow-shell")
         if call.writes and not allow_writes:
