@@ -35,7 +35,11 @@ CAPTURE = (
 RECORDING_CLI = {"otel_agent_trace.cli.resume", "otel_agent_trace.cli.mcp"}
 # ``export`` hands spans to the SDK's OTLP exporters (issue 37): these modules of it may load the
 # SDK; importing the package (or the CLI command) loads none of it (checked in sys.modules below).
-SDK_EXPORT = {"otel_agent_trace.offline.export.otlp", "otel_agent_trace.offline.export.send"}
+SDK_EXPORT = {
+    "otel_agent_trace.offline.export.otlp",
+    "otel_agent_trace.offline.export.send",
+    "otel_agent_trace.offline.export._grpc",
+}
 
 
 def _module_name(path: Path) -> str:

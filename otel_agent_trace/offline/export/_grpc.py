@@ -13,7 +13,7 @@ from typing import Any
 
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 
-from .send import Rejections
+from .rejections import Rejections
 
 
 class _CountingStub:
