@@ -32,6 +32,7 @@ from otel_agent_trace import semconv
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace.session_format.reader import Source
 
+from ..jsonvalue import JSONValue
 from . import _common, ours
 from ._checks import BadEntry, flatten, integer, mapping, text
 from .protocol import Session
@@ -123,7 +124,7 @@ def _archive_metadata(source: Source) -> dict[str, Any] | None:
     if source.archive is None:
         return None
     try:
-        meta = source.archive.read_json(fmt.ZIP_METADATA)
+        meta: JSONValue = source.archive.read_json(fmt.ZIP_METADATA)
     except fmt.SessionFormatError:
         return None
     return meta if isinstance(meta, dict) else None
@@ -253,7 +254,7 @@ def _access(mode: str) -> str:
 
 def _error_of(data: dict[str, Any]) -> str | None:
     """The error a DevDuck event says happened, if any."""
-    error = data.get("error") or data.get("exception")
+    error: JSONValue = data.get("error") or data.get("exception")
     if error:
         return ours.text(error if not isinstance(error, dict) else error.get("message") or error)
     status = data.get("status")
@@ -303,7 +304,7 @@ def as_ours(entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
                 meta = ours.own(entry)
                 yield ours.session_start(entry, text_(meta.get("session_id")) or entry["id"], NAME, meta)
                 continue
-            saved = entry.get("evicted_start")
+            saved: JSONValue = entry.get("evicted_start")
             meta = {k: v for k, v in saved.items() if k != "format"} if isinstance(saved, dict) else {}
             yield _evicted_start(entry, meta)
         if event == "session.stop":
@@ -370,7 +371,7 @@ def as_ours(entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
                 error=_error_of(data),
             )
         elif event.startswith(("process.", "subprocess.")) or event in ("process", "subprocess"):
-            command = data.get("command") or data.get("args") or data.get("cmd")
+            command: JSONValue = data.get("command") or data.get("args") or data.get("cmd")
             argv = command if isinstance(command, list) else text_(command).split()
             attrs = {
                 semconv.PROCESS_COMMAND_ARGS: [text_(a) for a in argv],

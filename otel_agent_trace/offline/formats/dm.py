@@ -35,6 +35,7 @@ from otel_agent_trace import semconv
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace.session_format.reader import Source, iter_lines, open_source
 
+from ..jsonvalue import JSONValue
 from . import _common, ours
 from ._checks import BadEntry, flatten, mapping, text
 from .protocol import Session
@@ -145,8 +146,10 @@ def run_end_facts(entry: dict[str, Any]) -> tuple[str, float | None]:
 def checkpoint_messages(entry: dict[str, Any]) -> list[dict[str, Any]] | None:
     """The messages a ``checkpoint`` holds (``state.conversation_history``, each ``{role,
     content}``; else a ``messages`` list beside it), or ``None`` when it holds none."""
-    state = entry.get("state")
-    history = state.get("conversation_history") if isinstance(state, dict) else entry.get("messages")
+    state: JSONValue = entry.get("state")
+    history: JSONValue = (
+        state.get("conversation_history") if isinstance(state, dict) else entry.get("messages")
+    )
     if not isinstance(history, list):
         return None
     return [m for m in history if isinstance(m, dict)]
@@ -155,7 +158,7 @@ def checkpoint_messages(entry: dict[str, Any]) -> list[dict[str, Any]] | None:
 def snapshot(entry: dict[str, Any], snapshot_id: int, events_since_last: int) -> dict[str, Any]:
     """A ``checkpoint`` entry in DevDuck's snapshot shape (what ``LoadedSession.snapshots`` and
     ``resume`` read): its conversation as ``agent_messages``, its task as ``last_query``."""
-    state = entry.get("state")
+    state: JSONValue = entry.get("state")
     state = state if isinstance(state, dict) else {}
     messages = checkpoint_messages(entry)
     system = next(
@@ -347,7 +350,7 @@ def listed_end(entry: dict[str, Any]) -> tuple[float | None, str] | None:
     """The last ``run_end``'s duration and status."""
     if entry.get("event") != RUN_END:
         return None
-    payload = entry.get("payload")
+    payload: JSONValue = entry.get("payload")
     status, took = run_end_facts(payload if isinstance(payload, dict) else {})
     return took, status
 
@@ -369,7 +372,7 @@ _OK_STATUSES = frozenset(
 
 def _reason(entry: dict[str, Any], *keys: str) -> str:
     for key in keys:
-        value = entry.get(key)
+        value: JSONValue = entry.get(key)
         if value not in (None, "", False):
             return (
                 ours.text(value) if not isinstance(value, dict) else ours.text(value.get("message") or value)
@@ -379,8 +382,8 @@ def _reason(entry: dict[str, Any], *keys: str) -> str:
 
 def _tokens(entry: dict[str, Any]) -> dict[str, int]:
     """Token counts an ``llm_call`` carries (real ones only: an estimate is not a count)."""
-    usage = entry.get("usage")
-    sources = [usage, entry] if isinstance(usage, dict) else [entry]
+    usage: JSONValue = entry.get("usage")
+    sources: list[dict[str, Any]] = [usage, entry] if isinstance(usage, dict) else [entry]
     out: dict[str, int] = {}
     for source in sources:
         tokens_in = ours.integer(source, "input_tokens", "prompt_tokens")

@@ -17,6 +17,7 @@ from otel_agent_trace.session_format.checks import check_entry, check_version
 from otel_agent_trace.session_format.reader import ReadIssue, Source
 from otel_agent_trace.session_format.reader import child_files as _child_files
 
+from ..jsonvalue import JSONValue
 from . import _common
 from .protocol import Session
 from .records import Event, Heading, SpanRecord
@@ -70,8 +71,8 @@ def child_files(path: Path, root: dict[str, Any], issues: list[ReadIssue]) -> li
 def metadata(session: Session) -> dict[str, Any]:
     """The root's metadata, with the tier, the end's duration and counts, and the size."""
     root = session.root.data
-    root_meta = root.get("metadata")
-    meta = dict(root_meta) if isinstance(root_meta, dict) else {}
+    root_meta: JSONValue = root.get("metadata")
+    meta: dict[str, Any] = dict(root_meta) if isinstance(root_meta, dict) else {}
     meta["tier"] = root.get("tier")
     end = session.end_event
     if end is not None:
@@ -124,7 +125,7 @@ def spans(events: list[Event]) -> list[SpanRecord]:
                     parent_entry_id=e.parent_id,
                 )
             rec.end_ns = e.timestamp_ns
-            status = d.get("status") or {}
+            status: dict[str, Any] = d.get("status") or {}  # an object: the entry is checked
             rec.status = status.get("code") or fmt.STATUS_UNSET
             rec.status_description = status.get("description")
             rec.attributes.update(d.get("attributes") or {})

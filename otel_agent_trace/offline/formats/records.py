@@ -58,9 +58,9 @@ class SpanRecord:
     status: str = fmt.STATUS_UNFINISHED
     status_description: str | None = None
     kind: str | None = None
-    attributes: dict[str, Any] = field(default_factory=dict)
-    content: dict[str, Any] = field(default_factory=dict)
-    events: list[dict[str, Any]] = field(default_factory=list)
+    attributes: dict[str, Any] = field(default_factory=dict[str, Any])
+    content: dict[str, Any] = field(default_factory=dict[str, Any])
+    events: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     entry_id: str = ""
     parent_entry_id: str = ""
 
