@@ -1,9 +1,12 @@
 """Mistral (the real ``mistralai`` SDK against the local server speaking Mistral's chat JSON and
 SSE): ``chat.complete`` / ``chat.stream`` and their async forms make one ``chat {model}`` span
 each with the GenAI attributes, hand the caller exactly what the SDK returns, and put the call's
-messages and a snapshot in the session; the run replays with the server stopped."""
+messages and a snapshot in the session; the run replays with the server stopped. Under Strands'
+``MistralModel`` the SDK call makes no span of its own: it describes Strands' claimed one."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 from mistralai.client import Mistral, errors
@@ -180,16 +183,17 @@ def _agent_run(base_url: str) -> list[object]:
     """A tool-calling loop on the SDK: one agent span, two model calls (plain, then streamed)."""
     client = _client(base_url)
     with oat.agent("mistral-weather"):
-        messages: list[object] = [SYSTEM, USER]
-        first = client.chat.complete(model=MODEL, messages=messages, tools=[TOOL])
-        message = first.choices[0].message
+        messages: list[Any] = [SYSTEM, USER]
+        tools: list[Any] = [TOOL]
+        first = client.chat.complete(model=MODEL, messages=messages, tools=tools)
+        message: Any = first.choices[0].message
         messages.append(message)
         for call in message.tool_calls or ():
             messages.append(
                 {"role": "tool", "content": "18°C, sunny", "tool_call_id": call.id, "name": "get_weather"}
             )
-        stream = client.chat.stream(model=MODEL, messages=messages, tools=[TOOL])
-        text = "".join(e.data.choices[0].delta.content or "" for e in stream)
+        stream = client.chat.stream(model=MODEL, messages=messages, tools=tools)
+        text = "".join(str(e.data.choices[0].delta.content or "") for e in stream)
     return [message.model_dump(), text]
 
 
@@ -204,3 +208,79 @@ def test_one_trace_per_run_and_model_replay_with_the_server_stopped(tmp_path, me
     recorded_run = [s for s in spans if s.context.trace_id == spans[0].context.trace_id]
     names = [s.name for s in recorded_run]
     assert names.count(f"chat {MODEL}") == 2 and "invoke_agent mistral-weather" in names
+
+
+def get_weather(city: str) -> str:
+    """The weather in a city.
+
+    Args:
+      city: the city
+    """
+    return "18°C, sunny"
+
+
+@pytest.mark.parametrize(
+    ("stream", "recordings", "response_ids"),
+    [
+        (
+            True,
+            ("mistral_chat_tool_call_stream", "mistral_chat_final_stream"),
+            ("cmpl-mistral-stream02", "cmpl-mistral-stream01"),
+        ),
+        (
+            False,
+            ("mistral_chat_tool_call", "mistral_chat_final"),
+            ("cmpl-mistral-tool01", "cmpl-mistral-final01"),
+        ),
+    ],
+    ids=["stream_async", "complete_async"],
+)
+def test_under_strands_one_span_per_model_call(
+    llm, checkpoint, memory_exporter, stream, recordings, response_ids
+):
+    """Strands' ``MistralModel`` calls ``chat.stream_async`` (``complete_async`` with
+    ``stream=False``) of a ``mistralai`` client inside its own model span: that span is claimed
+    and describes the call (Mistral's response id, model, finish reason, usage, tool call ids),
+    no second ``chat`` span is made."""
+    from strands import Agent, tool
+    from strands.models.mistral import MistralModel
+
+    model = MistralModel(
+        api_key="mistral-test-key", client_args={"server_url": llm.base_url}, model_id=MODEL, stream=stream
+    )
+    agent = Agent(model=model, tools=[tool(get_weather)], name="weather", callback_handler=None)
+    llm.queue(*recordings)
+    assert str(agent("What's the weather in Paris?")).strip() == "It is 18°C and sunny in Paris."
+    path = next(p for p in checkpoint.files if "checkpoint" in p.name)
+    checkpoint.stop()
+    assert [r["path"] for r in llm.requests] == ["/v1/chat/completions"] * 2
+    assert (llm.requests[0]["body"].get("stream") or False) is stream
+
+    first, second = model_spans(memory_exporter)  # Strands' two, and no span of ours beside them
+    for span, response_id in zip((first, second), response_ids, strict=True):
+        a = span.attributes
+        assert span.name == f"chat {MODEL}" and span.kind is SpanKind.CLIENT
+        assert span.instrumentation_scope.name == "strands.telemetry.tracer"
+        assert a["gen_ai.provider.name"] == "mistral_ai" and a["gen_ai.request.model"] == MODEL
+        assert a["gen_ai.response.id"] == response_id and a["gen_ai.response.model"] == MODEL
+    assert first.attributes["gen_ai.response.finish_reasons"] == ("tool_calls",)
+    assert second.attributes["gen_ai.response.finish_reasons"] == ("stop",)
+    assert first.attributes["gen_ai.usage.input_tokens"] == 70
+    assert first.attributes["gen_ai.usage.output_tokens"] == 18
+    assert first.attributes["agent_trace.tool_calls.ids"] == ("D681PevKs",)
+    assert first.attributes["agent_trace.tool_calls.names"] == ("get_weather",)
+    spans = memory_exporter.get_finished_spans()
+    assert len({s.context.trace_id for s in spans}) == 1
+    (agent_span,) = [s for s in spans if s.name == "invoke_agent weather"]
+    assert {first.parent.span_id, second.parent.span_id} <= {s.context.span_id for s in spans}
+    assert agent_span.context.trace_id == first.context.trace_id
+
+    session = load_session(path)
+    conversation = strip_digests(session.conversation())
+    assert [m["role"] for m in conversation] == ["user", "assistant", "user", "assistant"]
+    assert conversation[1]["content"][0]["toolUse"]["toolUseId"] == "D681PevKs"
+    assert conversation[2]["content"][0]["toolResult"]["content"] == [{"text": "18°C, sunny"}]
+    assert conversation[3]["content"] == [{"text": "It is 18°C and sunny in Paris."}]
+    snaps = session.snapshots  # one after each model call (Strands' claimed span), one after the run
+    assert [s["description"] for s in snaps] == [f"after chat {MODEL}"] * 2 + ["after invoke_agent weather"]
+    assert {s["model_info"]["provider"] for s in snaps} == {"mistral_ai"}
