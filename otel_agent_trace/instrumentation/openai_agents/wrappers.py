@@ -11,7 +11,6 @@ tool's ``on_invoke_tool`` is not called; the SDK gets the recorded output as the
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
@@ -21,6 +20,7 @@ from otel_agent_trace._internal.genai_spans import import_path_of
 from otel_agent_trace._internal.guard import never_raise
 from otel_agent_trace.instrumentation._patching import Patches
 from otel_agent_trace.instrumentation.context.tool_calls import ToolCall, enclosing_tool_span, start_tool_call
+from otel_agent_trace.session_format.messages import parse_arguments
 
 FUNCTION = "_invoke_function_tool_with_metadata"
 FAILURE_HANDLER = "maybe_invoke_function_tool_failure_error_function"
@@ -32,15 +32,6 @@ def _callable_path(tool: Any) -> str | None:
     except AttributeError:
         return None
     return import_path_of(fn) if callable(fn) else None
-
-
-def _parsed(arguments: Any) -> Any:
-    if isinstance(arguments, str):
-        try:
-            return json.loads(arguments)
-        except ValueError:
-            return arguments
-    return arguments
 
 
 @never_raise("openai-agents tool start", default=None)
@@ -55,7 +46,7 @@ def _start(kwargs: dict[str, Any]) -> ToolCall | None:
         call_id=getattr(ctx, "tool_call_id", None),
         description=getattr(tool, "description", None),
         import_path=_callable_path(tool),
-        arguments=_parsed(kwargs.get("arguments")),
+        arguments=parse_arguments(kwargs.get("arguments")),
     )
 
 
