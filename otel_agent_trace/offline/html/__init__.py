@@ -33,6 +33,7 @@ import orjson
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace.offline.loader import iter_entries, session_format_of
 
+from ..jsonvalue import JSONValue
 from ._conversation import Conversation
 from ._template import HEAD, SCRIPT
 
@@ -61,7 +62,7 @@ class _Cuts:
         self.items = 0
         self.events = 0
 
-    def bounded(self, value: Any, depth: int = 0) -> Any:
+    def bounded(self, value: JSONValue, depth: int = 0) -> JSONValue:
         """``value`` with long texts cut and long lists and objects shortened (counted)."""
         if isinstance(value, str):
             if len(value) <= MAX_VALUE_CHARS:
@@ -72,7 +73,7 @@ class _Cuts:
             if depth >= _DEPTH:
                 self.values += 1
                 return "[nested too deep]"
-            out = {}
+            out: dict[str, JSONValue] = {}
             for number, (key, item) in enumerate(value.items()):
                 if number >= MAX_ITEMS:
                     self.items += 1
@@ -167,7 +168,7 @@ class _Page:
 
     def _record(self, entry: dict[str, Any], start: int) -> dict[str, Any]:
         self.started += 1
-        attributes = entry.get("attributes")
+        attributes: JSONValue = entry.get("attributes")
         return {
             "id": entry.get("span_id"),
             "parent": _str(entry.get("parent_span_id")),
@@ -199,20 +200,20 @@ class _Page:
             if self.started >= MAX_SPANS:
                 return
             duration = entry.get("duration_ns")
-            known = type(duration) is int and 0 <= duration <= ts
-            record = self._record(entry, ts - duration if known else ts)
+            start = ts - duration if type(duration) is int and 0 <= duration <= ts else ts
+            record = self._record(entry, start)
         if record is None:
             return
         record["end"] = self._rel(ts) if ts else record["start"]
         record["finished"] = True
-        status = entry.get("status")
+        status: JSONValue = entry.get("status")
         status = status if isinstance(status, dict) else {}
         record["status"] = _str(status.get("code")) or fmt.STATUS_UNSET
         record["status_description"] = self.cuts.bounded(_str(status.get("description")))
-        attributes = entry.get("attributes")
+        attributes: JSONValue = entry.get("attributes")
         if isinstance(attributes, dict):
             record["attributes"].update(self.cuts.bounded(attributes))
-        content = entry.get("content")
+        content: JSONValue = entry.get("content")
         if isinstance(content, dict):
             if any(isinstance(content.get(key), list) for key in _MESSAGE_LISTS):
                 self.conversation.call(sid, record["end"], content)

@@ -9,11 +9,14 @@ list, then ``add``), as the file's own compact form does: a long run's turns rep
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import IO, Any, Protocol
 
 import orjson
 
 from otel_agent_trace.session_format.messages import parse_arguments, text_of
+
+from ..jsonvalue import JSONValue
 
 MAX_MESSAGES = 50_000  # messages kept; the rest counted
 MAX_MESSAGE_CHARS = 20_000  # a message's text past this is cut
@@ -24,7 +27,7 @@ MAX_TURN_IDS = 10_000  # message ids of one turn
 
 
 class _Bounded(Protocol):
-    def bounded(self, value: Any, depth: int = 0) -> Any: ...
+    def bounded(self, value: JSONValue, depth: int = 0) -> JSONValue: ...
 
 
 def _text(content: Any) -> str | None:
@@ -38,10 +41,10 @@ def _text(content: Any) -> str | None:
     return text
 
 
-def _tool_calls(entry: dict[str, Any]) -> list[dict[str, Any]]:
+def _tool_calls(entry: dict[str, Any]) -> list[JSONValue]:
     """The tool calls a message asks for: OpenAI's ``tool_calls`` and ``tool_use`` parts."""
-    calls: list[dict[str, Any]] = []
-    listed = entry.get("tool_calls")
+    calls: list[JSONValue] = []
+    listed: JSONValue = entry.get("tool_calls")
     for call in listed if isinstance(listed, list) else []:
         if not isinstance(call, dict):
             continue
@@ -54,7 +57,7 @@ def _tool_calls(entry: dict[str, Any]) -> list[dict[str, Any]]:
                 "arguments": parse_arguments(function.get("arguments", function.get("input"))),
             }
         )
-    content = entry.get("content")
+    content: JSONValue = entry.get("content")
     for part in content if isinstance(content, list) else []:
         if isinstance(part, dict) and part.get("type") in ("tool_use", "function_call", "tool_call"):
             calls.append(
@@ -67,18 +70,18 @@ def _tool_calls(entry: dict[str, Any]) -> list[dict[str, Any]]:
     return calls
 
 
-def _answered(entry: dict[str, Any]) -> Any:
+def _answered(entry: dict[str, Any]) -> JSONValue:
     """The tool call a message answers (``tool_call_id``, or a ``tool_result`` part's)."""
     if entry.get("tool_call_id") is not None:
         return entry.get("tool_call_id")
-    content = entry.get("content")
+    content: JSONValue = entry.get("content")
     for part in content if isinstance(content, list) else []:
         if isinstance(part, dict) and part.get("type") in ("tool_result", "function_call_output"):
             return part.get("tool_use_id", part.get("call_id"))
     return None
 
 
-def _ids(value: Any) -> list[str]:
+def _ids(value: JSONValue) -> list[str]:
     return [i for i in value if isinstance(i, str)] if isinstance(value, list) else []
 
 
@@ -86,7 +89,9 @@ class Conversation:
     """Messages and turns of one session, written to ``messages`` and ``turns`` as JSON array
     items (the caller writes the brackets)."""
 
-    def __init__(self, messages: IO[str], turns: IO[str], cuts: _Bounded, dumps: Any) -> None:
+    def __init__(
+        self, messages: IO[str], turns: IO[str], cuts: _Bounded, dumps: Callable[[Any], str]
+    ) -> None:
         self.messages_out = messages
         self.turns_out = turns
         self.cuts = cuts
@@ -165,7 +170,7 @@ class Conversation:
             "snapshot_id": number if type(number) is int else self.snapshots,  # else: in file order
             "description": self.cuts.bounded(entry.get("description")),
         }
-        messages = entry.get("agent_messages")  # DevDuck's snapshots hold their messages
+        messages: JSONValue = entry.get("agent_messages")  # DevDuck's snapshots hold their messages
         ids = _ids(entry.get("message_ids"))
         if not ids and isinstance(messages, list):
             base = str(entry.get("id"))
