@@ -5,6 +5,8 @@
 from __future__ import annotations
 
 from .shapes.anthropic import to_semconv as anthropic_to_semconv
+from .shapes.bedrock_converse import to_semconv as bedrock_converse_to_semconv
+from .shapes.gemini import to_semconv as gemini_to_semconv
 from .shapes.langchain import to_semconv as langchain_to_semconv
 from .shapes.openai_chat import to_semconv as openai_chat_to_semconv
 from .shapes.openai_responses import to_semconv as openai_responses_to_semconv
@@ -12,6 +14,8 @@ from .shapes.text import parse_arguments, text_of
 
 __all__ = [
     "anthropic_to_semconv",
+    "bedrock_converse_to_semconv",
+    "gemini_to_semconv",
     "langchain_to_semconv",
     "openai_chat_to_semconv",
     "openai_responses_to_semconv",

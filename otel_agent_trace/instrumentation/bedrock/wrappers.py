@@ -29,7 +29,7 @@ from otel_agent_trace.instrumentation._genai.params import messages_list
 from otel_agent_trace.instrumentation._genai.streams import _Base
 from otel_agent_trace.instrumentation._patching import Patches
 from otel_agent_trace.instrumentation.bedrock import reading
-from otel_agent_trace.instrumentation.bedrock.messages import to_semconv
+from otel_agent_trace.session_format.messages import bedrock_converse_to_semconv
 
 PROVIDER = "aws.bedrock"
 SERVICE = "bedrock-runtime"
@@ -59,7 +59,7 @@ class _Spec:
             # (under a framework's span that claimed the call, the framework records the content)
             if call is not None and call.mode != "claimed" and call.wants_content:
                 messages, system, tools = self.input(request)
-                call.set_input(messages, system, tools, to_semconv)
+                call.set_input(messages, system, tools, bedrock_converse_to_semconv)
             return call
         except Exception as exc:
             internal_error("starting a bedrock call", exc)

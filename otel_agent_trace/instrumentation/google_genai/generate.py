@@ -24,6 +24,7 @@ from otel_agent_trace.instrumentation._genai.streams import (
     StreamProxy,
 )
 from otel_agent_trace.instrumentation._patching import Patches
+from otel_agent_trace.session_format.messages import gemini_to_semconv
 
 _CONFIG = (
     ("temperature", semconv.GEN_AI_REQUEST_TEMPERATURE),
@@ -65,49 +66,10 @@ def _declarations(tools: Any) -> list[Any]:
     return out
 
 
-def to_semconv(messages: list[Any]) -> list[dict[str, Any]]:
-    """Gemini messages as GenAI semconv messages (``role`` + ``parts``)."""
-    out = []
-    for m in messages:
-        if not isinstance(m, dict):
-            continue
-        parts: list[dict[str, Any]] = []
-        for part in m.get("content") or ():
-            if not isinstance(part, dict):
-                continue
-            if isinstance(part.get("text"), str):
-                kind = "reasoning" if part.get("thought") else "text"
-                parts.append({"type": kind, "content": part["text"]})
-            elif isinstance(part.get("function_call"), dict):
-                call = part["function_call"]
-                parts.append(
-                    {
-                        "type": "tool_call",
-                        "id": call.get("id"),
-                        "name": call.get("name"),
-                        "arguments": call.get("args"),
-                    }
-                )
-            elif isinstance(part.get("function_response"), dict):
-                response = part["function_response"]
-                parts.append(
-                    {
-                        "type": "tool_call_response",
-                        "id": response.get("id"),
-                        "response": response.get("response"),
-                    }
-                )
-            else:
-                parts.append({"type": next(iter(part), "unknown")})
-        role = m.get("role")
-        out.append({"role": "assistant" if role == "model" else role, "parts": parts})
-    return out
-
-
 class GenerateSpec(CallSpec):
     provider = "gcp.gemini"  # a Vertex AI client's calls: gcp.vertex_ai (_provider)
     operation = semconv.OP_GENERATE_CONTENT
-    to_semconv = staticmethod(to_semconv)
+    to_semconv = staticmethod(gemini_to_semconv)
 
     def __init__(self, stream: bool):
         self.stream = stream
