@@ -43,7 +43,7 @@ def root_entry(session: StartedSession, tier: str, policy: TierPolicy) -> dict[s
         "python_version": host["python_version"],
         "pid": env.pid(),
         "argv": env.argv(),
-        "cwd": env.cwd(),
+        "cwd": working_directory(env),
         "packages": host["packages"],
     }
     if session.user_metadata:
@@ -64,6 +64,15 @@ def root_entry(session: StartedSession, tier: str, policy: TierPolicy) -> dict[s
         "metadata": policy.value(meta),
         "span_attributes": dict.fromkeys(SESSION_KEYS, session.session_id),
     }
+
+
+def working_directory(env: Environment) -> str | None:
+    """The process's working directory, ``None`` when it was removed (``getcwd`` raises): the
+    session is recorded all the same (a snapshot says the same, :mod:`.snapshots`)."""
+    try:
+        return env.cwd()
+    except OSError:
+        return None
 
 
 def free_child_tag(directory: Path, session_id: str, tag: str | None, settings: Settings) -> str | None:
