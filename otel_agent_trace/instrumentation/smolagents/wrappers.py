@@ -9,7 +9,8 @@
   (parallel calls run in copies of the context, so they see it too) and matched by name and
   arguments.
 * ``Tool.__call__``: a tool called any other way (a ``CodeAgent``'s code) gets a span without a
-  call id; under ``execute_tool_call``'s span of the same tool it joins that span.
+  call id (code has none; none is made up); under ``execute_tool_call``'s span of the same tool
+  it joins that span. Model-replayed, it is answered from the recording by name, in order.
 """
 
 from __future__ import annotations
@@ -229,6 +230,13 @@ def execute_wrapper(tracer: Any) -> Any:
     return execute
 
 
+def _tool_name(tool: Any) -> str:
+    try:
+        return str(getattr(tool, "name", None) or type(tool).__name__)
+    except Exception:  # a name that cannot be read: never into the agent
+        return type(tool).__name__
+
+
 @never_raise("smolagents tool start", default=None)
 def _start_plain_tool(tool: Any, args: Any, kwargs: dict[str, Any], tracer: trace.Tracer) -> Any:
     arguments = {k: v for k, v in kwargs.items() if k != "sanitize_inputs_outputs"}
@@ -237,7 +245,7 @@ def _start_plain_tool(tool: Any, args: Any, kwargs: dict[str, Any], tracer: trac
             {"args": list(args), **arguments} if arguments else args[0] if len(args) == 1 else list(args)
         )
     return start_tool_call(
-        str(getattr(tool, "name", None) or type(tool).__name__),
+        _tool_name(tool),
         tracer=tracer,
         description=getattr(tool, "description", None),
         arguments=jsonable(arguments),
@@ -245,7 +253,9 @@ def _start_plain_tool(tool: Any, args: Any, kwargs: dict[str, Any], tracer: trac
 
 
 def tool_call_wrapper(tracer: Any) -> Any:
-    """``Tool.__call__``: a tool called outside ``execute_tool_call`` (a ``CodeAgent``'s code)."""
+    """``Tool.__call__``: a tool called outside ``execute_tool_call`` (a ``CodeAgent``'s code).
+    In a model replay (``tools="recorded"``) it is answered from the recording by its name, the
+    recorded calls of that tool in order (code has no call id to match)."""
 
     def call_tool(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         call = _start_plain_tool(instance, args, kwargs, tracer())
@@ -253,6 +263,10 @@ def tool_call_wrapper(tracer: Any) -> Any:
             return wrapped(*args, **kwargs)
         if not call.owned:  # under execute_tool_call's span of this tool: that span records it
             return wrapped(*args, **kwargs)
+        if _replay.player is not None:
+            found, output = _replay.answer_call(call, _tool_name(instance))
+            if found:
+                return output
         return call.run(wrapped, args, kwargs, _outcome)
 
     return call_tool
