@@ -374,7 +374,7 @@ def record_snapshot(
         messages=messages,
         system_prompt=_system_text(system),
         last_query=last_user_text(input_messages),
-        last_result=_texts(output_messages),
+        last_result=last_result_text(output_messages),
         model_info=model_info,
         tools_loaded=list(tools_loaded),
         span=span if span is not None and span.is_recording() else None,
@@ -417,14 +417,26 @@ def last_user_text(messages: Sequence[Any]) -> str | None:
     return None
 
 
-def _texts(messages: Sequence[Any]) -> str | None:
-    texts = []
-    for message in messages:
+# The roles the model answers in: OpenAI's, Anthropic's, Bedrock's, Ollama's; Gemini's; LangChain's.
+ASSISTANT_ROLES = frozenset(("assistant", "model", "ai"))
+
+
+def last_result_text(messages: Sequence[Any]) -> str | None:
+    """The snapshot's ``last_result``: the text of the last assistant message of a call's output.
+    A call's output can hold several rounds (Gemini's automatic function calling: the model's
+    "Let me check the weather." and its function call, the function's response, the answer;
+    the Responses API's hosted tools between two messages): the answer is the last one, not
+    every round's text joined. An output with no assistant role (a framework's own roles): its
+    last message's text."""
+    last = None
+    for message in reversed(messages):
         if isinstance(message, dict):
-            text = text_of(message.get("content"))
-            if text:
-                texts.append(text)
-    return "".join(texts) if texts else None
+            role = message.get("role")
+            if type(role) is str and role in ASSISTANT_ROLES:
+                return text_of(message.get("content")) or None
+            if last is None:
+                last = message
+    return (text_of(last.get("content")) or None) if last is not None else None
 
 
 def _set_result_attributes(span: Span, result: ModelResult) -> None:
