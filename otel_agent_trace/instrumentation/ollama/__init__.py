@@ -31,25 +31,15 @@ class OllamaInstrumentor(DeferredInstrumentor):  # type: ignore[misc]
         return _instruments
 
     def _instrument_now(self, **kwargs: Any) -> None:
-        from otel_agent_trace.instrumentation.ollama.chat import ChatSpec, async_chat, sync_chat
+        from otel_agent_trace.instrumentation.ollama.chat import ChatSpec, async_wrapper, sync_wrapper
+        from otel_agent_trace.instrumentation.ollama.generate import EmbedSpec, GenerateSpec
 
-        spec, patches = ChatSpec(), self._patches
-        patches.wrap("ollama._client", "Client.chat", sync_chat(spec, patches))
-        patches.wrap("ollama._client", "AsyncClient.chat", async_chat(spec, patches))
-        patches.wrap("ollama", "chat", sync_chat(spec, patches))  # bound before we could patch
-
-        from otel_agent_trace.instrumentation.ollama.generate import (
-            EmbedSpec,
-            GenerateSpec,
-            async_wrapper,
-            sync_wrapper,
-        )
-
-        for other in (GenerateSpec(), EmbedSpec()):
-            method, names = other.operation_method, other.positional
-            patches.wrap("ollama._client", f"Client.{method}", sync_wrapper(other, names, patches))
-            patches.wrap("ollama._client", f"AsyncClient.{method}", async_wrapper(other, names, patches))
-            patches.wrap("ollama", method, sync_wrapper(other, names, patches))
+        patches = self._patches
+        for spec in (ChatSpec(), GenerateSpec(), EmbedSpec()):
+            method, names = spec.operation_method, spec.positional
+            patches.wrap("ollama._client", f"Client.{method}", sync_wrapper(spec, names, patches))
+            patches.wrap("ollama._client", f"AsyncClient.{method}", async_wrapper(spec, names, patches))
+            patches.wrap("ollama", method, sync_wrapper(spec, names, patches))  # bound at import
 
     @property
     def foreign(self) -> list[str]:

@@ -4,7 +4,11 @@ arrive in pieces; the last one, ``done``, carries ``done_reason`` and the token 
 
 Ollama's messages are chat messages (``role``, ``content``, ``tool_calls`` whose ``function``
 has ``name`` and ``arguments``; a tool's result is ``role: tool``); Ollama gives no response id
-and no tool-call id (a server that sends one has it kept)."""
+and no tool-call id (a server that sends one has it kept).
+
+The wrappers of every method (``chat``, ``generate``, ``embed``) and what ``generate`` shares
+with ``chat`` (:class:`StreamingSpec`: the request's options, a stream read as it is consumed)
+are here too."""
 
 from __future__ import annotations
 
@@ -21,7 +25,6 @@ from otel_agent_trace.instrumentation._patching import Patches
 from otel_agent_trace.session_format.messages import openai_chat_to_semconv as to_semconv
 
 PROVIDER = "ollama"
-_POSITIONAL = ("model", "messages")  # chat(model, messages, *, tools=..., stream=..., ...)
 _OPTIONS = (
     ("temperature", semconv.GEN_AI_REQUEST_TEMPERATURE),
     ("top_p", semconv.GEN_AI_REQUEST_TOP_P),
@@ -33,16 +36,19 @@ _OPTIONS = (
 )
 
 
-def _named(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+def _named(names: tuple[str, ...], args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
     """The call's arguments by name (read only: the client is called with them as given)."""
     if not args:
         return kwargs
-    return {**dict(zip(_POSITIONAL, args[:2], strict=False)), **kwargs}
+    return {**dict(zip(names, args, strict=False)), **kwargs}
 
 
-def sync_chat(spec: CallSpec, patches: Patches) -> Any:
+def sync_wrapper(spec: CallSpec, names: tuple[str, ...], patches: Patches) -> Any:
+    """The wrapper of a ``Client`` method (or the module's function) whose positional parameters
+    are ``names``."""
+
     def wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        call = spec.begin(_named(args, kwargs), patches)
+        call = spec.begin(_named(names, args, kwargs), patches)
         if call is None:
             return wrapped(*args, **kwargs)
         return spec.finish(call, call.call(wrapped, args, kwargs), is_async=False)
@@ -50,9 +56,11 @@ def sync_chat(spec: CallSpec, patches: Patches) -> Any:
     return wrapper
 
 
-def async_chat(spec: CallSpec, patches: Patches) -> Any:
+def async_wrapper(spec: CallSpec, names: tuple[str, ...], patches: Patches) -> Any:
+    """:func:`sync_wrapper` for an ``AsyncClient`` method."""
+
     async def wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        call = spec.begin(_named(args, kwargs), patches)
+        call = spec.begin(_named(names, args, kwargs), patches)
         if call is None:
             return await wrapped(*args, **kwargs)
         return spec.finish(call, await call.acall(wrapped, args, kwargs), is_async=True)
@@ -85,10 +93,15 @@ def _tool(tool: Any) -> Any:
     return jsonable(tool)
 
 
-class ChatSpec(CallSpec):
+class StreamingSpec(CallSpec):
+    """What ``chat`` and ``generate`` share: the request (``model``, ``options``, ``stream``) and
+    the end of the call (a generator of responses, ``stream=True``, is read lazily as it is
+    consumed; anything else is one response)."""
+
     provider = PROVIDER
-    operation = semconv.OP_CHAT
     to_semconv = staticmethod(to_semconv)
+    operation_method = ""
+    positional: tuple[str, ...] = ()
 
     def request(self, kwargs: dict[str, Any]) -> tuple[str | None, dict[str, Any], bool]:
         model = kwargs.get("model")
@@ -97,6 +110,24 @@ class ChatSpec(CallSpec):
             _options(kwargs.get("options")),
             (kwargs.get("stream") is True),
         )
+
+    def is_stream(self, response: Any) -> bool:
+        return inspect.isgenerator(response) or inspect.isasyncgen(response)
+
+    def finish(self, call: ModelCall, response: Any, *, is_async: bool) -> Any:
+        if inspect.isgenerator(response):
+            return LazyStreamProxy(response, call, self.accumulator())
+        if inspect.isasyncgen(response):
+            return AsyncLazyStreamProxy(response, call, self.accumulator())
+        return super().finish(call, response, is_async=is_async)
+
+
+class ChatSpec(StreamingSpec):
+    """``chat(model, messages, *, tools, stream, options, …)``."""
+
+    operation = semconv.OP_CHAT
+    operation_method = "chat"
+    positional = ("model", "messages")
 
     def input(self, kwargs: dict[str, Any]) -> tuple[list[Any], Any, Any]:
         messages = [jsonable(m) for m in messages_list(kwargs.get("messages")) or []]
@@ -110,16 +141,6 @@ class ChatSpec(CallSpec):
         tools = kwargs.get("tools")
         tools = [_tool(t) for t in tools] if isinstance(tools, (list, tuple)) else None
         return messages, system, tools
-
-    def is_stream(self, response: Any) -> bool:
-        return inspect.isgenerator(response) or inspect.isasyncgen(response)
-
-    def finish(self, call: ModelCall, response: Any, *, is_async: bool) -> Any:
-        if inspect.isgenerator(response):
-            return LazyStreamProxy(response, call, self.accumulator())
-        if inspect.isasyncgen(response):
-            return AsyncLazyStreamProxy(response, call, self.accumulator())
-        return super().finish(call, response, is_async=is_async)
 
     def result(self, response: Any, content: bool = True) -> ModelResult:
         result = _facts(response)

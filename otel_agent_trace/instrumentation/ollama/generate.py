@@ -9,7 +9,6 @@ dimension of the vectors (``gen_ai.embeddings.dimension.count``)."""
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 from otel_agent_trace import semconv
@@ -17,57 +16,18 @@ from otel_agent_trace._internal.guard import internal_error
 from otel_agent_trace.instrumentation._genai import model_call as mc
 from otel_agent_trace.instrumentation._genai.calls import CallSpec
 from otel_agent_trace.instrumentation._genai.model_call import ModelCall, ModelResult
-from otel_agent_trace.instrumentation._genai.streams import AsyncLazyStreamProxy, LazyStreamProxy
 from otel_agent_trace.instrumentation._patching import Patches
-from otel_agent_trace.instrumentation.ollama.chat import PROVIDER, _facts, _options
-from otel_agent_trace.session_format.messages import openai_chat_to_semconv as to_semconv
+from otel_agent_trace.instrumentation.ollama.chat import PROVIDER, StreamingSpec, _facts
 
 EMBEDDINGS_DIMENSION = "gen_ai.embeddings.dimension.count"
 
 
-def _named(names: tuple[str, ...], args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The call's arguments by name (read only: the client is called with them as given)."""
-    if not args:
-        return kwargs
-    return {**dict(zip(names, args, strict=False)), **kwargs}
-
-
-def sync_wrapper(spec: CallSpec, names: tuple[str, ...], patches: Patches) -> Any:
-    def wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        call = spec.begin(_named(names, args, kwargs), patches)
-        if call is None:
-            return wrapped(*args, **kwargs)
-        return spec.finish(call, call.call(wrapped, args, kwargs), is_async=False)
-
-    return wrapper
-
-
-def async_wrapper(spec: CallSpec, names: tuple[str, ...], patches: Patches) -> Any:
-    async def wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        call = spec.begin(_named(names, args, kwargs), patches)
-        if call is None:
-            return await wrapped(*args, **kwargs)
-        return spec.finish(call, await call.acall(wrapped, args, kwargs), is_async=True)
-
-    return wrapper
-
-
-class GenerateSpec(CallSpec):
+class GenerateSpec(StreamingSpec):
     """``generate(model, prompt, suffix, *, system, stream, options, …)``."""
 
-    provider = PROVIDER
     operation = semconv.OP_TEXT_COMPLETION
-    to_semconv = staticmethod(to_semconv)
     operation_method = "generate"
     positional = ("model", "prompt", "suffix")
-
-    def request(self, kwargs: dict[str, Any]) -> tuple[str | None, dict[str, Any], bool]:
-        model = kwargs.get("model")
-        return (
-            (model or None) if isinstance(model, str) else None,
-            _options(kwargs.get("options")),
-            (kwargs.get("stream") is True),
-        )
 
     def input(self, kwargs: dict[str, Any]) -> tuple[list[Any], Any, Any]:
         system = kwargs.get("system")
@@ -79,16 +39,6 @@ class GenerateSpec(CallSpec):
         if isinstance(prompt, str):
             messages.append({"role": "user", "content": prompt})
         return messages, system, None
-
-    def is_stream(self, response: Any) -> bool:
-        return inspect.isgenerator(response) or inspect.isasyncgen(response)
-
-    def finish(self, call: ModelCall, response: Any, *, is_async: bool) -> Any:
-        if inspect.isgenerator(response):
-            return LazyStreamProxy(response, call, self.accumulator())
-        if inspect.isasyncgen(response):
-            return AsyncLazyStreamProxy(response, call, self.accumulator())
-        return super().finish(call, response, is_async=is_async)
 
     def result(self, response: Any, content: bool = True) -> ModelResult:
         acc = Completion()
