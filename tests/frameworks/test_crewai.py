@@ -2,8 +2,10 @@
 provider against the replay server: one ``invoke_workflow`` span per crew run with the agent's
 ``invoke_agent`` span, its model calls and its tool call (the model's call id) under it, one
 trace, the session id on every span, the conversation and a snapshot per model call in the
-session, what the server saw matching what was recorded; a failing tool on its span; and the
-recorded conversation handed back to an agent's ``kickoff`` that continues it.
+session, what the server saw matching what was recorded; a failing tool on its span; the same
+for a tool call the model writes as ReAct text (``Action:`` / ``Action Input:``), the path CrewAI
+takes for a model without native function calling; and the recorded conversation handed back to
+an agent's ``kickoff`` that continues it.
 
 CrewAI pins versions the main test environment does not have (openai < 3, its own mcp, pydantic):
 these run in a virtualenv of their own (``python -m tests.services.crewai_venv run``, a step of
@@ -28,6 +30,7 @@ from opentelemetry.trace import StatusCode  # noqa: E402
 import otel_agent_trace as oat  # noqa: E402
 from otel_agent_trace.offline.resume import resume_and_continue, resume_from_snapshot  # noqa: E402
 from tests.context.helpers import spans_of, tree  # noqa: E402
+from tests.fakes.llm_server import load_recording  # noqa: E402
 
 QUESTION = "What's the weather in Paris?"
 ANSWER = "It is 18°C and sunny in Paris."
@@ -44,8 +47,8 @@ def get_weather(city: str) -> str:
     return f"18°C and sunny in {city}"
 
 
-def _agent(llm: Any, weather: Any = get_weather) -> Agent:
-    model = LLM(model="openai/gpt-4o-mini", base_url=llm.openai_url, api_key="sk-test", max_retries=0)
+def _agent(llm: Any, weather: Any = get_weather, model: str = "openai/gpt-4o-mini") -> Agent:
+    model = LLM(model=model, base_url=llm.openai_url, api_key="sk-test", max_retries=0)
     return Agent(
         role="weather",
         goal="Answer weather questions",
@@ -159,3 +162,123 @@ def test_the_recorded_conversation_is_handed_to_kickoff_that_continues_it(llm, c
     assert QUESTION in sent[1]["content"] and sent[3]["tool_call_id"] == "call_weather_1"
     assert json.loads(sent[2]["tool_calls"][0]["function"]["arguments"]) == {"city": "Paris"}
     assert sent[4]["content"] == ANSWER and "And tomorrow?" in sent[-1]["content"]
+
+
+# ReAct: the model writes its tool call as text, CrewAI parses and runs it, and hands the result
+# back as the "Observation" in the model's own message
+REACT_CALL = 'Thought: I need the weather.\nAction: get_weather\nAction Input: {"city": "Paris"}'
+REACT_FINAL = f"Thought: I now know the final answer\nFinal Answer: {ANSWER}"
+# what Ollama answers for a model without tool support (CrewAI then goes on in text mode)
+TOOLS_REFUSED = {
+    "status": 400,
+    "json": {
+        "error": {
+            "message": "registry.ollama.ai/library/gemma3:1b does not support tools",
+            "type": "api_error",
+        }
+    },
+}
+# the two ways into the ReAct path: the model has no function calling (CrewAI's
+# ``supports_function_calling()`` is false for an o1 model), or the provider refuses the tools
+REACT = {"no_function_calling": ("o1-mini", ()), "tools_refused": ("gpt-4o-mini", (TOOLS_REFUSED,))}
+
+
+def _text_reply(content: str, response_id: str) -> dict[str, Any]:
+    reply = load_recording("openai_chat_final")
+    reply["json"]["id"] = response_id
+    reply["json"]["choices"][0]["message"]["content"] = content
+    return reply
+
+
+def _react_script(path: str) -> tuple[dict[str, Any], ...]:
+    return (
+        *REACT[path][1],
+        _text_reply(REACT_CALL, "chatcmpl-react01"),
+        _text_reply(REACT_FINAL, "chatcmpl-react02"),
+    )
+
+
+@pytest.mark.parametrize("path", list(REACT))
+def test_a_react_tool_call_is_a_tool_span_under_the_agent(path, llm, checkpoint, memory_exporter):
+    model, refused = REACT[path]
+    llm.queue(*_react_script(path))
+    agent = _agent(llm, model=f"openai/{model}")
+    assert agent.llm.supports_function_calling() is not (path == "no_function_calling")
+    assert str(_crew(agent).kickoff()) == ANSWER
+    files = [p for p in checkpoint.files if "checkpoint" not in p.name]
+    checkpoint_file = next(p for p in checkpoint.files if "checkpoint" in p.name)
+    session_id = checkpoint.session_id
+    checkpoint.stop()
+
+    # the server saw the ReAct exchange: no tools sent (after a refusal), the model's Action, and
+    # the tool's result handed back as the Observation in the model's message
+    sent = [r["body"] for r in llm.requests]
+    assert len(sent) == len(refused) + 2
+    assert all("tools" not in body for body in sent[len(refused) :])
+    action = sent[-1]["messages"][-2]
+    assert action["role"] == "assistant"
+    assert action["content"] == f"{REACT_CALL}\nObservation: {TOOL_OUTPUT}"
+
+    finished = memory_exporter.get_finished_spans()
+    assert len({s.context.trace_id for s in finished}) == 1
+    assert all(s.attributes["agent_trace.session.id"] == session_id for s in finished)
+    chat = (f"chat {model}", [])
+    steps = [chat] * (len(refused) + 1) + [("execute_tool get_weather", []), chat]
+    spans = [s for s in spans_of(files[0]) if not s.name.startswith(("POST", "GET"))]
+    assert tree(spans) == [("invoke_workflow crew", [("invoke_agent weather", steps)])]
+    (tool_span,) = [s for s in finished if s.name == "execute_tool get_weather"]
+    assert "gen_ai.tool.call.id" not in tool_span.attributes  # the model gave none
+    assert tool_span.attributes["gen_ai.tool.description"] == "Weather of a city."
+    assert tool_span.status.status_code is StatusCode.UNSET
+    chats = [s for s in finished if s.name == f"chat {model}"]
+    assert [c.attributes.get("gen_ai.response.id") for c in chats[len(refused) :]] == [
+        "chatcmpl-react01",
+        "chatcmpl-react02",
+    ]
+
+    in_session = spans_of(checkpoint_file)
+    tool_entry = next(s for s in in_session if s.name == "execute_tool get_weather")
+    assert tool_entry.content["tool_arguments"] == {"city": "Paris"}
+    assert tool_entry.content["tool_result"] == TOOL_OUTPUT
+    session = oat.load_session(checkpoint_file)
+    recorded = session.conversation()
+    assert [m["content"] for m in recorded] == [m["content"] for m in sent[-1]["messages"]] + [REACT_FINAL]
+    assert len([e for e in session.events if e.type == "snapshot"]) == 2
+
+
+def test_a_failing_react_tool_is_on_its_span_and_the_run_goes_on(llm, checkpoint, memory_exporter):
+    runs = []
+
+    @tool("get_weather")
+    def broken(city: str) -> str:
+        """Weather of a city."""
+        runs.append(city)
+        raise RuntimeError("weather service down")
+
+    llm.queue(*_react_script("no_function_calling"))
+    assert str(_crew(_agent(llm, broken, model="openai/o1-mini")).kickoff()) == ANSWER
+    checkpoint_file = next(p for p in checkpoint.files if "checkpoint" in p.name)
+    checkpoint.stop()
+    # CrewAI runs a failing tool again (1.15.30: six times, ToolUsage calling itself), then hands
+    # the error to the model: one span for the one call the model asked for
+    assert len(runs) > 1 and set(runs) == {"Paris"}
+    (span,) = [s for s in memory_exporter.get_finished_spans() if s.name == "execute_tool get_weather"]
+    assert span.status.status_code is StatusCode.ERROR
+    assert span.attributes["error.type"] == "tool_error"
+    observation = llm.requests[1]["body"]["messages"][-2]["content"]
+    assert "weather service down" in observation
+    tool_entry = next(s for s in spans_of(checkpoint_file) if s.name == "execute_tool get_weather")
+    assert observation.endswith(tool_entry.content["tool_result"])
+
+
+def test_a_text_tool_call_crewai_does_not_run_has_no_span(llm, memory_exporter):
+    """A tool the model names but the agent does not have: CrewAI answers with an error text and
+    runs nothing (``ToolUsage.use`` is not reached), so there is no tool span to make."""
+    llm.queue(
+        _text_reply(REACT_CALL.replace("get_weather", "get_forecast"), "chatcmpl-react01"),
+        _text_reply(REACT_FINAL, "chatcmpl-react02"),
+    )
+    assert str(_crew(_agent(llm, model="openai/o1-mini")).kickoff()) == ANSWER
+    names = [s.name for s in memory_exporter.get_finished_spans()]
+    assert not [n for n in names if n.startswith("execute_tool")]
+    assert "get_forecast" in llm.requests[1]["body"]["messages"][-2]["content"]

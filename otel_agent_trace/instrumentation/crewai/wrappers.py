@@ -8,6 +8,14 @@
   ``execute_single_native_tool_call``): ``execute_tool {name}`` with the model's call id; CrewAI
   turns a tool's exception into an ``Error executing tool: …`` result for the model: the span then
   has status ``ERROR``, ``error.type=tool_error``.
+* a text-mode (ReAct) tool call, the path of a model without native function calling
+  (``supports_function_calling()`` false, or a provider that refused the tools): the model writes
+  ``Action: {tool}`` / ``Action Input: {json}``, CrewAI parses it into a ``ToolCalling`` and runs
+  it through ``ToolUsage.use``: ``execute_tool {name}`` with the parsed arguments and the
+  result the model gets as its ``Observation``, no call id (the model gave none); CrewAI's retries
+  of a failing tool (``ToolUsage`` calls itself again) join that one span, and a failure CrewAI
+  records (``ToolUsage.last_failure``: the tool raised, declared a ``ToolFailure``, spent its
+  usage limit) gives it status ``ERROR``, ``error.type=tool_error``.
 """
 
 from __future__ import annotations
@@ -262,3 +270,54 @@ def function_tool_call_wrapper(tracer: Any) -> Any:
         return call.run(wrapped, args, kwargs, _outcome)
 
     return execute
+
+
+def _text_tool(usage: Any, calling: Any) -> Any:
+    """The tool a ``ToolCalling`` names, among the ``ToolUsage``'s tools (``None``: not one of them)."""
+    from crewai.utilities.string_utils import sanitize_tool_name  # pyright: ignore[reportMissingImports]
+
+    wanted = sanitize_tool_name(str(getattr(calling, "tool_name", "")))
+    return next(
+        (
+            t
+            for t in getattr(usage, "tools", None) or ()
+            if sanitize_tool_name(str(getattr(t, "name", ""))) == wanted
+        ),
+        None,
+    )
+
+
+@never_raise("crewai text tool start", default=None)
+def _start_text_tool(usage: Any, args: tuple[Any, ...], kwargs: dict[str, Any], tracer: trace.Tracer) -> Any:
+    calling = kwargs.get("calling", args[0] if args else None)
+    name = getattr(calling, "tool_name", None)
+    if not isinstance(name, str) or not name:  # a ToolUsageError: CrewAI answers it without a tool
+        return None
+    tool = _text_tool(usage, calling)
+    if tool is None:  # CrewAI answers an unknown tool with an error text, nothing runs
+        return None
+    return start_tool_call(
+        str(getattr(tool, "name", None) or name),
+        tracer=tracer,
+        description=getattr(tool, "description", None),
+        arguments=jsonable(getattr(calling, "arguments", None)),
+    )
+
+
+def _text_outcome(usage: Any) -> Any:
+    def outcome(result: Any) -> tuple[Any, str | None]:
+        return jsonable(result), "tool_error" if getattr(usage, "last_failure", None) is not None else None
+
+    return outcome
+
+
+def text_tool_wrapper(tracer: Any) -> Any:
+    """``ToolUsage.use(calling, tool_string)``: a tool call the model wrote as text."""
+
+    def use(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        call = _start_text_tool(instance, args, kwargs, tracer())
+        if call is None:
+            return wrapped(*args, **kwargs)
+        return call.run(wrapped, args, kwargs, _text_outcome(instance))
+
+    return use
