@@ -317,3 +317,45 @@ def test_a_code_agent_run_replays_with_the_server_stopped_and_its_tools_answered
         if s.name == "execute_tool get_weather" and "agent_trace.replay.tool_result" in s.attributes
     ]  # fmt: skip
     assert [s.attributes["agent_trace.replay.tool_result"] for s in replayed_tools] == ["recorded"]
+
+
+def _texts(agent: Any) -> list[tuple[str, str]]:
+    """The agent's memory as smolagents sends it to the model (system prompt left out)."""
+    from smolagents.models import get_clean_message_list, tool_role_conversions
+
+    messages = get_clean_message_list(agent.write_memory_to_messages(), tool_role_conversions)
+    return [(str(m["role"].value), "".join(c["text"] for c in m["content"])) for m in messages[1:]]
+
+
+def test_a_code_agents_recorded_conversation_is_restored_into_a_new_one_that_continues_it(llm, checkpoint):
+    calls: list[str] = []
+    llm.queue(_code_reply(0, False), _code_reply(1, False))
+    original = _code_agent(llm.base_url, calls)
+    assert original.run(QUESTION) == ANSWER
+    path = next(p for p in checkpoint.files if "checkpoint" in p.name)
+    checkpoint.stop()
+    session = oat.load_session(path)
+    agent = _code_agent(llm.base_url, calls)
+    restored = resume_from_snapshot(session, None, agent=agent)
+    assert restored.target == "smolagents" and restored.snapshot_id == 3
+    texts = _texts(agent)
+    assert [role for role, _ in texts] == ["user", "assistant", "user", "assistant", "user"]
+    # the code steps as the first agent's memory gave them to its model (with smolagents' own
+    # python_interpreter call ids), the code's printed output as the observation
+    assert texts == _texts(original)
+    assert "call_1" in texts[1][1] and texts[2][1].startswith(f"Observation:\nExecution logs:\n{TOOL_OUTPUT}")
+
+    llm.reset()
+    llm.queue({"status": 200, "json": _code_final("It will rain in Paris tomorrow.")})
+    done = resume_and_continue(session, None, "And tomorrow?", agent)
+    assert done.answer == "It will rain in Paris tomorrow." and calls == ["Paris"]
+    sent = llm.requests[-1]["body"]["messages"]
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert sent[2]["content"][0]["text"] == texts[1][1]
+    assert sent[-1]["content"][-1]["text"].endswith("New task:\nAnd tomorrow?")  # after the restored answer
+
+
+def _code_final(text: str) -> dict[str, Any]:
+    body = _code_reply(1, False)["json"]
+    body["choices"][0]["message"]["content"] = f'Thought: I know.\n<code>\nfinal_answer("{text}")\n</code>'
+    return body
