@@ -11,11 +11,12 @@ import os
 from pathlib import Path
 from typing import Any
 
+from .accumulator import Accumulator
 from .checks import LOOP_THRESHOLD, analyze
 from .diff import diff
 from .directory import aggregate, analyze_many, find_sessions
 from .report import directory_summary, session_report
-from .summary import Accumulator, summarize
+from .summary import summarize
 
 
 def analyze_session(

@@ -1,4 +1,4 @@
-"""The review checklist of one session, from an :class:`~.summary.Accumulator`: status, failure
+"""The review checklist of one session, from an :class:`~.accumulator.Accumulator`: status, failure
 stages, recovery, verification, loops, tokens and latency, unfinished spans and a health grade.
 
 The grade follows DM-Code-Agent's trace health: a score from 1.0 minus penalties, ``good`` at
@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import Any, TypedDict
 
 from . import classify as cls
-from .summary import UNFINISHED_KEPT, Accumulator, Failure, arguments_digest
+from .accumulator import Accumulator
+from .facts import UNFINISHED_KEPT
+from .records import Failure, arguments_digest
 
 LOOP_THRESHOLD = 3
 

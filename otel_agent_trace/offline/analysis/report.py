@@ -17,7 +17,7 @@ from typing import Any
 from otel_agent_trace.offline.terminal import clean, fit
 
 from ..jsonvalue import JSONValue
-from .summary import Accumulator
+from .accumulator import Accumulator
 
 _MD = re.compile(r"([\\|`\[\]*_])")
 STEPS_SHOWN = 500
