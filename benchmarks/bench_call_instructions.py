@@ -16,6 +16,9 @@ in ``docs/benchmarks/zip.md``); the session file is written.
     python benchmarks/bench_genai_calls.py --setup                 # the peers' virtualenvs, once
     python benchmarks/bench_call_instructions.py --configs none,contrib,ours --json out.json
     python benchmarks/bench_call_instructions.py --client bedrock --configs none,bare,ours   # boto3 converse
+
+``--client`` takes every client of ``bench_genai_calls.py`` (``ollama-embed`` in its one mode,
+``gemini-afc`` in the google-genai tests' virtualenv); the peers instrument ``openai`` only.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_genai_calls import CHILD, CONFIGS, _add_base, child_setup  # noqa: E402
+from bench_genai_calls import CHILD, CLIENTS, CONFIGS, ONE_MODE, _add_base, child_setup  # noqa: E402
 from genai_calls.stub_server import StubServer  # noqa: E402
 
 _TOTAL = re.compile(rb"^(?:summary|totals):\s*(\d+)", re.MULTILINE)
@@ -53,7 +56,7 @@ def count(
     """Instructions of one child process making ``calls`` calls (after ``warmup``), each with
     ``history`` messages of 1 KB before its question (``shape``: see ``child._messages``)."""
     with tempfile.TemporaryDirectory(prefix="bench-call-instr-") as work:
-        python, env, _session_dir = child_setup(config, work)
+        python, env, _session_dir = child_setup(config, work, client)
         env["AGENT_TRACE_ZIP"] = "0"
         env["PYTHONHASHSEED"] = "0"
         opts = {"work": work, "session_dir": None, "histories": [history], "size": 1024, "shape": shape}
@@ -92,7 +95,7 @@ def _wait_for(path: str, proc: subprocess.Popen) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     p.add_argument("--configs", default="none,bare,contrib,contrib-content,ours,ours-both")
     p.add_argument("--modes", default="chat,stream")
     p.add_argument("--calls", default="20,120", help="N_LO,N_HI")
@@ -110,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         help="with --history: text messages, a tool-calling loop holding the SDK's message objects, "
         "or that loop in a sliding window (a turn dropped and one added per call)",
     )
-    p.add_argument("--client", choices=("openai", "bedrock"), default="openai", help="the client measured")
+    p.add_argument("--client", choices=CLIENTS, default="openai", help="the client measured")
     p.add_argument("--json", help="write the raw counts there")
     args = p.parse_args(argv)
     if args.base_tree:
@@ -123,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.time()
     # --history: the "modes" are chat calls after 10 and after 400 messages
     modes = ["10 messages", "400 messages"] if args.history else args.modes.split(",")
+    modes = [m for m in modes if ONE_MODE.get(args.client, m) == m or args.history]
     with StubServer() as server:
         for mode in modes:
             raw[mode] = {}

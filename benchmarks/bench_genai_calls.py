@@ -23,13 +23,21 @@ With ``--client bedrock`` the calls are a boto3 ``bedrock-runtime`` client's ``c
 ``converse_stream`` (the same tool-call answer, as Bedrock sends it) and the configurations are
 ours, the bare span and the noise check (the peers here instrument ``openai`` only). The same
 with ``--client ollama`` (``ollama``'s ``chat``, the answer as Ollama's JSON / NDJSON),
-``--client mistral`` (``mistralai``'s ``chat.complete`` / ``chat.stream``) and ``--client
-litellm`` (``litellm.completion`` calling the OpenAI API through the openai client).
+``--client mistral`` (``mistralai``'s ``chat.complete`` / ``chat.stream``), ``--client
+litellm`` (``litellm.completion`` calling the OpenAI API through the openai client), ``--client
+ollama-generate`` / ``ollama-embed`` (``ollama``'s ``generate``, plain and streamed, and
+``embed``, never streamed: its "chat" column) and ``--client gemini-afc`` (google-genai's
+``generate_content`` / ``generate_content_stream`` with a Python function as the tool: the SDK
+calls it and asks again, two requests in one call). google-genai cannot share the main
+environment (it pins ``tenacity < 9.2``): its calls run in the virtualenv of its tests
+(``python -m tests.services.genai install``, ``$AGENT_TRACE_GENAI_VENV``), which holds this
+checkout, editable, and the OTLP encoder.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -93,6 +101,17 @@ CONFIGS: dict[str, tuple[str, str | None, dict[str, str]]] = {
     "floor": ("reference: the same and one crash-safe line per call", None, {}),
 }
 HISTORY_CONFIGS = ("ours", "ours-both", "contrib", "ours-base")
+CLIENTS = (
+    "openai",
+    "bedrock",
+    "ollama",
+    "ollama-generate",
+    "ollama-embed",
+    "mistral",
+    "litellm",
+    "gemini-afc",
+)
+ONE_MODE = {"ollama-embed": "chat"}  # clients with no stream: their one mode
 BASE_TREE: list[str] = []  # --base-tree: a checkout whose otel_agent_trace "ours-base" runs
 
 
@@ -112,11 +131,23 @@ def setup_venvs() -> None:
 CHILD = str(ROOT / "benchmarks/genai_calls/child.py")
 
 
-def child_setup(config: str, work: str) -> tuple[str, dict[str, str], str | None]:
+@functools.cache
+def _genai_python() -> str:
+    """The interpreter of the google-genai tests' virtualenv (made if missing; checked once)."""
+    if str(ROOT) not in sys.path:
+        sys.path.append(str(ROOT))
+    from tests.services import genai
+
+    return str(genai.ensure_installed())
+
+
+def child_setup(config: str, work: str, client: str = "openai") -> tuple[str, dict[str, str], str | None]:
     """The interpreter, environment and session directory (ours only) of ``config``'s child
-    process working in ``work``."""
+    process working in ``work``, measuring ``client``."""
     _label, venv, extra = CONFIGS[config]
     python = str(VENVS / venv / "bin" / "python") if venv else sys.executable
+    if client == "gemini-afc" and not venv:
+        python = _genai_python()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "TRACELOOP_", "AGENT_TRACE_"))}
     env.update(extra)
     tree = BASE_TREE[0] if config == "ours-base" else str(ROOT)
@@ -129,7 +160,7 @@ def child_setup(config: str, work: str) -> tuple[str, dict[str, str], str | None
 
 def run_child(config: str, url: str, mode: str, opts: dict) -> dict:
     with tempfile.TemporaryDirectory(prefix="bench-genai-calls-") as work:
-        python, env, session_dir = child_setup(config, work)
+        python, env, session_dir = child_setup(config, work, opts.get("client", "openai"))
         child_opts = dict(opts, work=work, session_dir=session_dir)
         cmd = [python, CHILD, config, url, mode, json.dumps(child_opts)]
         done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800, cwd=work)
@@ -140,7 +171,7 @@ def run_child(config: str, url: str, mode: str, opts: dict) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     p.add_argument("--setup", action="store_true", help="create the peers' virtualenvs and exit")
     p.add_argument("--rounds", type=int, default=9)
     p.add_argument("--pairs", type=int, default=10, help="off/on block pairs per process")
@@ -151,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--history", action="store_true", help="added cost at 400 vs 10 messages of 1 KB")
     p.add_argument(
         "--client",
-        choices=("openai", "bedrock", "ollama", "mistral", "litellm"),
+        choices=CLIENTS,
         default="openai",
         help="the client measured",
     )
@@ -183,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
             default = [c for c in default if CONFIGS[c][1] is None]
         configs = [c for c in (args.configs or ",".join(default)).split(",") if c]
         opts |= {"histories": [0]}
-        modes = [m for m in args.modes.split(",") if m]
+        modes = [m for m in args.modes.split(",") if m and ONE_MODE.get(args.client, m) == m]
     results: dict[str, dict[str, list[dict]]] = {m: {c: [] for c in configs} for m in modes}
     started = time.time()
     with StubServer() as server:

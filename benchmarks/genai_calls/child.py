@@ -11,7 +11,8 @@ Blocks of calls alternate with the instrumentation's patches switched off and on
 (:class:`PatchSwitch`, the same for every package); the overhead is the median over block pairs
 of (median on − median off). Prints one JSON line. ``"client": "bedrock"`` in the options
 measures a boto3 ``bedrock-runtime`` client's ``converse`` / ``converse_stream`` instead of
-``openai``'s chat completions.
+``openai``'s chat completions; ``ollama``, ``ollama-generate``, ``ollama-embed``, ``mistral``,
+``litellm`` and ``gemini-afc`` the other clients (see :func:`_client`).
 """
 
 from __future__ import annotations
@@ -127,7 +128,7 @@ def setup(config: str, work: str) -> tuple[Any, OTLPFileExporter, Any]:
         from opentelemetry.instrumentation.auto_instrumentation import initialize
 
         initialize()  # what opentelemetry-instrument does: distro, configurator, instrumentors
-        provider = trace.get_tracer_provider()
+        provider: Any = trace.get_tracer_provider()  # the SDK's, set by our configurator
         provider.add_span_processor(_exporter_processor(exporter))
         return provider, exporter, None
     from opentelemetry import trace
@@ -284,10 +285,19 @@ _KIND = {"client": "openai"}  # the client measured (``--client``)
 def _client(kind: str, url: str) -> Any:
     """The client measured: ``openai`` (``url`` is the stub's ``/v1``), a boto3
     ``bedrock-runtime`` client (``--client bedrock``: the stub's Bedrock paths), ``ollama``'s
-    (``/api/chat``), ``mistralai``'s or LiteLLM calling the OpenAI API (the stub's chat answer)."""
+    (``/api/chat``; ``ollama-generate``: ``/api/generate``; ``ollama-embed``: ``/api/embed``),
+    ``mistralai``'s, LiteLLM calling the OpenAI API (the stub's chat answer), or google-genai's
+    (``gemini-afc``: ``generate_content`` with a Python function as its tool, which the SDK calls
+    itself and answers in a second request: two rounds in one call)."""
     _KIND["client"], _KIND["url"] = kind, url
     base = url.removesuffix("/v1")
-    if kind == "ollama":
+    if kind == "gemini-afc":
+        import importlib
+
+        genai = importlib.import_module("google.genai")  # (in its own virtualenv)
+        types = importlib.import_module("google.genai.types")
+        return genai.Client(api_key="bench", http_options=types.HttpOptions(base_url=base))
+    if kind.startswith("ollama"):
         import ollama
 
         return ollama.Client(host=base)
@@ -347,10 +357,53 @@ def _one_bedrock(client: Any, messages: list[Any], tools: list[Any], stream: boo
         client.converse(**request)
 
 
+def get_weather(city: str) -> str:
+    """The weather in a city."""
+    return f"Sunny, 18°C in {city}"
+
+
+get_weather.__annotations__ = {"city": str, "return": str}  # (this module's annotations are strings)
+
+
+def _one_gemini(client: Any, messages: list[Any], stream: bool) -> None:
+    """google-genai's ``generate_content`` with automatic function calling: the system prompt as
+    the system instruction, the turns as contents, ``get_weather`` as the tool (called by the SDK)."""
+    import importlib
+
+    types = importlib.import_module("google.genai.types")
+    system = "\n".join(m["content"] for m in messages if m["role"] == "system") or None
+    contents = [
+        types.Content(
+            role="model" if m["role"] == "assistant" else "user", parts=[types.Part(text=m["content"])]
+        )
+        for m in messages
+        if m["role"] != "system"
+    ]
+    config = types.GenerateContentConfig(system_instruction=system, tools=[get_weather], temperature=0.2)
+    if stream:
+        for _ in client.models.generate_content_stream(model=MODEL, contents=contents, config=config):
+            pass
+    else:
+        client.models.generate_content(model=MODEL, contents=contents, config=config)
+
+
 def _one_other(client: Any, messages: list[Any], tools: list[Any], stream: bool) -> None:
-    """The same call through ollama, mistralai or LiteLLM (their chat messages are OpenAI's)."""
+    """The same call through ollama, mistralai or LiteLLM (their chat messages are OpenAI's);
+    ``ollama-generate``: the system prompt and the question as ``generate``'s ``system`` and
+    ``prompt``; ``ollama-embed``: the question embedded (never streamed)."""
     kind = _KIND["client"]
-    if kind == "ollama":
+    if kind == "gemini-afc":
+        return _one_gemini(client, messages, stream)
+    if kind == "ollama-embed":
+        client.embed(MODEL, input=[messages[-1]["content"]])
+        return None
+    if kind == "ollama-generate":
+        system = "\n".join(m["content"] for m in messages if m["role"] == "system") or None
+        options = {"temperature": 0.2}
+        answer = client.generate(
+            MODEL, messages[-1]["content"], system=system, stream=stream, options=options
+        )
+    elif kind == "ollama":
         answer = client.chat(MODEL, messages, tools=tools, stream=stream, options={"temperature": 0.2})
     elif kind == "mistral":
         call = client.chat.stream if stream else client.chat.complete
@@ -363,6 +416,7 @@ def _one_other(client: Any, messages: list[Any], tools: list[Any], stream: bool)
     if stream:
         for _ in answer:
             pass
+    return None
 
 
 def _one(client: Any, messages: list[Any], tools: list[Any], stream: bool) -> None:

@@ -7,7 +7,10 @@ flag (a byte search, not a JSON parse). Keep-alive for both.
 
 Bedrock's paths are answered too (``/model/{id}/converse``: a Converse tool-call body;
 ``/model/{id}/converse-stream``: the same answer as an AWS event stream), for a ``boto3``
-``bedrock-runtime`` client given ``endpoint_url=server.base_url``.
+``bedrock-runtime`` client given ``endpoint_url=server.base_url``; Ollama's (``/api/chat``,
+``/api/generate``: JSON or NDJSON; ``/api/embed``) and Gemini's (``…:generateContent``,
+``…:streamGenerateContent``: a function call with some text, then, to a request that carries the
+function's response, the answer: the two rounds of automatic function calling).
 """
 
 from __future__ import annotations
@@ -44,7 +47,15 @@ class StubServer:
         self.plain = json.dumps(plain["json"]).encode()
         self.stream = _sse_body(stream)
         self.bedrock, self.bedrock_stream = _bedrock_bodies()
-        self.ollama, self.ollama_stream = _ollama_bodies()
+        self.ollama, self.ollama_stream = _ollama_bodies("ollama_chat_tool_call")
+        self.ollama_generate, self.ollama_generate_stream = _ollama_bodies("ollama_generate_final")
+        self.ollama_embed = _json_body("ollama_embed")
+        self.gemini = {  # (answering a function's response, streamed): body
+            (False, False): _json_body("gemini_generate_tool_call_id"),
+            (True, False): _json_body("gemini_generate_final"),
+            (False, True): _sse_file("gemini_generate_tool_call_stream"),
+            (True, True): _sse_file("gemini_generate_final_stream"),
+        }
         self.mistral_stream = _sse_body(
             json.loads((RECORDINGS / "mistral_chat_tool_call_stream.json").read_text())
         )
@@ -66,10 +77,19 @@ class StubServer:
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(length) if length else b""
-                if self.path == "/api/chat":  # Ollama: JSON, or one JSON object a line
+                if self.path in ("/api/chat", "/api/generate"):  # Ollama: JSON, or one JSON object a line
                     streamed = b'"stream":true' in raw or b'"stream": true' in raw
-                    body = owner.ollama_stream if streamed else owner.ollama
+                    if self.path == "/api/chat":
+                        body = owner.ollama_stream if streamed else owner.ollama
+                    else:
+                        body = owner.ollama_generate_stream if streamed else owner.ollama_generate
                     kind = "application/x-ndjson" if streamed else "application/json"
+                elif self.path == "/api/embed":
+                    body, kind = owner.ollama_embed, "application/json"
+                elif "generateContent" in self.path:  # Gemini: the second round answers the function
+                    streamed = ":streamGenerateContent" in self.path
+                    body = owner.gemini[(b"functionResponse" in raw or b"function_response" in raw, streamed)]
+                    kind = "text/event-stream" if streamed else "application/json"
                 elif self.path.startswith("/model/"):  # Bedrock
                     streamed = self.path.endswith("/converse-stream")
                     body = owner.bedrock_stream if streamed else owner.bedrock
@@ -110,10 +130,18 @@ class StubServer:
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
 
-def _ollama_bodies() -> tuple[bytes, bytes]:
-    """Ollama's chat tool-call answer, plain and as NDJSON."""
-    plain = json.loads((RECORDINGS / "ollama_chat_tool_call.json").read_text())
-    stream = json.loads((RECORDINGS / "ollama_chat_tool_call_stream.json").read_text())
+def _sse_file(recording: str) -> bytes:
+    return _sse_body(json.loads((RECORDINGS / f"{recording}.json").read_text()))
+
+
+def _json_body(recording: str) -> bytes:
+    return json.dumps(json.loads((RECORDINGS / f"{recording}.json").read_text())["json"]).encode()
+
+
+def _ollama_bodies(recording: str) -> tuple[bytes, bytes]:
+    """An Ollama answer (``ollama_chat_tool_call``, ``ollama_generate_final``), plain and as NDJSON."""
+    plain = json.loads((RECORDINGS / f"{recording}.json").read_text())
+    stream = json.loads((RECORDINGS / f"{recording}_stream.json").read_text())
     return json.dumps(plain["json"]).encode(), b"".join(
         json.dumps(x).encode() + b"\n" for x in stream["ndjson"]
     )
