@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from ..formats import Format, devduck, dm, ours
+from ..formats import Format, ours
 from . import classify as cls
 
 FAILURE = ours.FAILURE  # a failure that is no span: its stage, key and reason
@@ -32,13 +32,3 @@ def _stage(entry: dict[str, Any]) -> str:
     if entry["cause"] == ours.PARSE_FAILED:
         return cls.PARSE
     return cls.failure_stage(entry["reason"], cls.MODEL)
-
-
-def dm_entries(entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    """A DM-Code-Agent session's entries (as the loader maps them) as ours."""
-    return as_ours(dm, entries)
-
-
-def devduck_entries(entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    """A DevDuck session's events (as the loader maps them) as ours."""
-    return as_ours(devduck, entries)

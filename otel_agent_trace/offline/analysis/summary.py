@@ -93,5 +93,5 @@ def _in_our_shape(
     mapped = iter_entries(path, None if strict else issues, strict=strict, children=False)
     if module is formats.dm:  # DM's own verdicts, read on the way (the same pass)
         acc.dm = DMVerdicts()
-        return foreign.dm_entries(acc.dm.read(mapped))
+        return foreign.as_ours(module, acc.dm.read(mapped))
     return foreign.as_ours(module, mapped)
