@@ -310,8 +310,15 @@ def run_export_dir(args: argparse.Namespace) -> int:
         print(f"no sessions in {term.clean(directory)}")
         return 0
     failed = 0
+    names: set[str] = set()
     for path in sessions:
-        target = out_dir / _output_name(path, args.format) if out_dir is not None else None
+        target = None
+        if out_dir is not None:
+            name = _output_name(path, args.format)
+            if name in names:  # x.jsonl and x.zip of different sessions: the ZIP's by its whole name
+                name = f"{path.name}{_SUFFIX[args.format]}"
+            names.add(name)
+            target = out_dir / name
         answer: dict[str, Any] = {}
         try:
             code = _export_one(path, args, headers, target, answer)

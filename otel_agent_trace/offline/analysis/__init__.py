@@ -14,8 +14,9 @@ from typing import Any
 from .accumulator import Accumulator
 from .checks import LOOP_THRESHOLD, analyze
 from .diff import diff
-from .directory import aggregate, analyze_many, find_sessions
+from .directory import aggregate, analyze_many
 from .report import directory_summary, session_report
+from .session_files import find_sessions
 from .summary import summarize
 
 

@@ -1,8 +1,6 @@
 """Every session of a directory analysed in parallel (processes, one per core) and aggregated.
 
-A session is counted once: its trace-tier ``.jsonl`` (with its child files), else its
-checkpoint-tier ``.jsonl``, else its ZIP. Child-process files (``<session>.p<pid>.jsonl``) are
-part of their parent's session, never sessions of their own.
+Which files are sessions: :mod:`.session_files`.
 
 DM-Code-Agent files also get DM's own directory summary (:func:`dm_summary`, ``dm`` in the
 aggregate; its Markdown sections from :func:`dm_markdown`): files analysed, errors, verification
@@ -14,7 +12,6 @@ DM's meaning (``dm-agent-trace analyze-dir``), beside ours.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -23,71 +20,8 @@ from typing import Any
 from otel_agent_trace import session_format as fmt
 
 from .checks import LOOP_THRESHOLD, analyze
+from .session_files import child_files
 from .summary import summarize
-
-_CHILD = re.compile(r"\.p\d+(\.checkpoint)?\.jsonl$")
-_RANK = {".jsonl": 0, ".checkpoint.jsonl": 1, ".zip": 2, ".checkpoint.zip": 3}
-
-
-def _suffix(name: str) -> str | None:
-    for suffix in (".checkpoint.jsonl", ".checkpoint.zip", ".jsonl", ".zip"):
-        if name.endswith(suffix):
-            return suffix
-    return None
-
-
-def find_sessions(directory: Path, pattern: str | None = None, recursive: bool = False) -> list[Path]:
-    """The session files under ``directory``, one per session, sorted by path.
-
-    ``pattern`` is a glob on file names (default: every ``.jsonl`` and ``.zip``). Symlinks to
-    files are followed, dangling ones and anything not a regular file (a FIFO) skipped.
-    """
-    globs = [pattern] if pattern else ["*.jsonl", "*.zip"]
-    chosen: dict[tuple[Path, str], tuple[int, Path]] = {}
-    for glob in globs:
-        found = directory.rglob(glob) if recursive else directory.glob(glob)
-        for path in found:
-            name = path.name
-            suffix = _suffix(name)
-            if _CHILD.search(name):
-                continue
-            try:
-                if not path.is_file():
-                    continue
-            except OSError:
-                continue
-            stem = name[: -len(suffix)] if suffix else name
-            rank = _RANK.get(suffix or "", 4)
-            key = (path.parent, stem)
-            if key not in chosen or rank < chosen[key][0]:
-                chosen[key] = (rank, path)
-    return sorted(path for _, path in chosen.values())
-
-
-def _children(paths: list[Path]) -> dict[Path, list[Path]]:
-    """The child-process files of each JSONL session, each directory listed once (looking them
-    up session by session would list a directory of N sessions N times)."""
-    by_dir: dict[Path, dict[tuple[str, bool], list[Path]]] = {}
-    out: dict[Path, list[Path]] = {}
-    for path in paths:
-        suffix = _suffix(path.name)
-        if suffix not in (".jsonl", ".checkpoint.jsonl"):
-            continue
-        if path.parent not in by_dir:
-            found: dict[tuple[str, bool], list[Path]] = {}
-            try:
-                names = sorted(entry.name for entry in os.scandir(path.parent))
-            except OSError:
-                names = []
-            for name in names:
-                match = _CHILD.search(name)
-                if match:
-                    stem = name[: match.start()]
-                    found.setdefault((stem, bool(match.group(1))), []).append(path.parent / name)
-            by_dir[path.parent] = found
-        stem = path.name[: -len(suffix)]
-        out[path] = by_dir[path.parent].get((stem, suffix == ".checkpoint.jsonl"), [])
-    return out
 
 
 def _one(job: tuple[str, list[Path] | None, int]) -> dict[str, Any]:
@@ -122,7 +56,7 @@ def analyze_many(
     each session's analysis without its content (final answer, command line, read issues,
     slowest and unfinished span names), or ``{"path", "error"}``."""
     jobs = max(1, jobs or os.cpu_count() or 1)
-    children = _children(paths)
+    children = child_files(paths)
     work = [(str(path), children.get(path), loop_threshold) for path in paths]
     results: list[dict[str, Any]] = []
 
