@@ -14,12 +14,12 @@ import gc
 import os
 import re
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace.session_format.reader import ReadIssue, Source, iter_lines, open_regular, open_source
@@ -27,7 +27,11 @@ from otel_agent_trace.session_format.reader import ReadIssue, Source, iter_lines
 from . import formats
 from .formats import BadEntry, Format, native
 from .formats.records import Event, SpanRecord
+from .jsonvalue import JSONValue
 from .terminal import clean
+
+if TYPE_CHECKING:
+    from .resume import Restored
 
 
 class SessionReadWarning(UserWarning):
@@ -39,7 +43,7 @@ class EntryLookupError(LookupError):
 
 
 @contextmanager
-def _no_gc() -> Iterator[None]:
+def _no_gc() -> Generator[None, None, None]:
     """No cyclic garbage collection while a session's (acyclic) entries are built: on a 100 MB
     session the collector's passes over the growing heap would double the load time."""
     enabled = gc.isenabled()
@@ -248,7 +252,7 @@ class LoadedSession:
         if source.archive is None:
             return
         where = source.archive.path
-        meta = source.archive.read_json(fmt.ZIP_METADATA)
+        meta: JSONValue = source.archive.read_json(fmt.ZIP_METADATA)
         if meta is not None:
             if not isinstance(meta, dict):
                 raise fmt.SessionFormatError(
@@ -259,14 +263,11 @@ class LoadedSession:
             except BadEntry as exc:
                 raise fmt.SessionFormatError(f"{where}!{fmt.ZIP_METADATA}", None, str(exc)) from None
             self._archive_metadata = meta
-        if (
-            isinstance(meta, dict)
-            and isinstance(meta.get("snapshots_format"), int)
-            and meta["snapshots_format"] >= 2
-        ):
+        snapshots_format = meta.get("snapshots_format") if isinstance(meta, dict) else None
+        if isinstance(snapshots_format, int) and snapshots_format >= 2:
             return  # its snapshots name their messages by id: built from events.jsonl, as from a .jsonl
         try:
-            snaps = source.archive.read_json(fmt.ZIP_SNAPSHOTS)
+            snaps: JSONValue = source.archive.read_json(fmt.ZIP_SNAPSHOTS)
         except fmt.SessionFormatError as exc:
             if not exc.too_large:
                 raise
@@ -281,7 +282,7 @@ class LoadedSession:
                 raise fmt.SessionFormatError(
                     f"{where}!{fmt.ZIP_SNAPSHOTS}", None, "not a list of snapshot objects"
                 )
-            self._archive_snapshots = snaps
+            self._archive_snapshots = cast("list[dict[str, Any]]", snaps)
 
     def _index(self) -> None:
         """Ids, children and the tree's defects (duplicate ids, dangling parents, cycles)."""
@@ -315,7 +316,7 @@ class LoadedSession:
         state: dict[str, int] = {}  # 1: on the current walk, 2: reaches a root or a known cycle
         cyclic: list[str] = []
         for event in self._by_id.values():
-            walk = []
+            walk: list[str] = []
             current: Event | None = event
             while current is not None and current.id not in state:
                 state[current.id] = 1
@@ -515,17 +516,17 @@ class LoadedSession:
 
         return replay_events(self, callback, start=start, end=end)
 
-    def rebuild_context(self, until: str | None = None) -> Any:
+    def rebuild_context(self, until: str | None = None) -> list[dict[str, Any]]:
         from otel_agent_trace.offline.resume import rebuild_context
 
         return rebuild_context(self, until=until)
 
-    def resume_from_snapshot(self, snapshot_id: int, agent: Any = None) -> Any:
+    def resume_from_snapshot(self, snapshot_id: int, agent: Any = None) -> Restored:
         from otel_agent_trace.offline.resume import resume_from_snapshot
 
         return resume_from_snapshot(self, snapshot_id, agent=agent)
 
-    def resume_and_continue(self, snapshot_id: int, new_query: str, agent: Any) -> Any:
+    def resume_and_continue(self, snapshot_id: int, new_query: str, agent: Any) -> Restored:
         from otel_agent_trace.offline.resume import resume_and_continue
 
         return resume_and_continue(self, snapshot_id, new_query, agent)
