@@ -4,12 +4,15 @@ Pydantic AI, smolagents, LlamaIndex, AutoGen, Google ADK): built from the neutra
 
 Each function imports its SDK when called (only when an agent of it is given), so they are kept
 here rather than with the dict shapes in ``session_format/shapes/``, which imports no SDK and is
-type-checked strictly against SDKs the main environment does not all install.
+type-checked strictly against SDKs the main environment does not all install. Those it does not
+install (LlamaIndex, AutoGen, Google's) are imported with :func:`~importlib.import_module`: their
+names are ``Any`` to the type checker, which cannot see them.
 """
 
 from __future__ import annotations
 
 import json
+from importlib import import_module
 from typing import Any
 
 from otel_agent_trace.session_format.shapes import openai_chat
@@ -31,7 +34,7 @@ def to_langchain(messages: list[dict[str, Any]]) -> list[Any]:
             kw = {"name": m["name"]} if m.get("name") else {}
             out.append(ToolMessage(content=text, tool_call_id=m.get("tool_call_id") or "", **kw))
         else:
-            calls = [
+            calls: list[dict[str, Any]] = [
                 {"id": c["id"], "name": c["name"], "args": c["arguments"] or {}}
                 for c in m.get("tool_calls") or ()
             ]
@@ -86,8 +89,8 @@ def to_smolagents(messages: list[dict[str, Any]]) -> list[Any]:
     """smolagents ``ChatMessage`` s (imports ``smolagents``), as a ``ToolCallingAgent`` writes its
     memory: a model's tool calls as a ``tool-call`` message (``Calling tools:``), their results
     as a ``tool-response`` (``Observation:``)."""
-    from smolagents.memory import ToolCall
-    from smolagents.models import ChatMessage, MessageRole
+    from smolagents.memory import ToolCall  # pyright: ignore[reportMissingTypeStubs]
+    from smolagents.models import ChatMessage, MessageRole  # pyright: ignore[reportMissingTypeStubs]
 
     def message(role: Any, text: str) -> Any:
         return ChatMessage(role=role, content=[{"type": "text", "text": text}])
@@ -100,7 +103,9 @@ def to_smolagents(messages: list[dict[str, Any]]) -> list[Any]:
         elif role == "assistant":
             if m["content"]:
                 out.append(message(MessageRole.ASSISTANT, m["content"]))
-            calls = [ToolCall(c["name"], c["arguments"], c["id"]).dict() for c in m.get("tool_calls") or ()]
+            calls: list[dict[str, Any]] = [
+                ToolCall(c["name"], c["arguments"], c["id"]).dict() for c in m.get("tool_calls") or ()
+            ]
             if calls:
                 out.append(message(MessageRole.TOOL_CALL, "Calling tools:\n" + str(calls)))
         else:
@@ -113,7 +118,7 @@ def to_smolagents(messages: list[dict[str, Any]]) -> list[Any]:
 def to_llamaindex(messages: list[dict[str, Any]]) -> list[Any]:
     """LlamaIndex ``ChatMessage`` s (a run's ``chat_history``; imports ``llama_index.core``): tool
     calls and results in ``additional_kwargs`` as its OpenAI LLM keeps them."""
-    from llama_index.core.llms import ChatMessage
+    ChatMessage = import_module("llama_index.core.llms").ChatMessage
 
     out: list[Any] = []
     for m in neutral(messages):
@@ -132,42 +137,36 @@ def to_autogen(messages: list[dict[str, Any]], source: str = "assistant") -> lis
     """AutoGen ``LLMMessage`` s (an ``AssistantAgent``'s model context; imports ``autogen_core``):
     a model's tool calls as ``FunctionCall`` s, the results after them as one
     ``FunctionExecutionResultMessage``."""
-    from autogen_core import FunctionCall
-    from autogen_core.models import (
-        AssistantMessage,
-        FunctionExecutionResult,
-        FunctionExecutionResultMessage,
-        SystemMessage,
-        UserMessage,
-    )
+    core = import_module("autogen_core")
+    models = import_module("autogen_core.models")
 
     out: list[Any] = []
     names: dict[Any, str] = {}
     for m in neutral(messages):
         role, text = m["role"], m["content"]
         if role == "system":
-            out.append(SystemMessage(content=text))
+            out.append(models.SystemMessage(content=text))
         elif role == "user":
-            out.append(UserMessage(content=text, source=m.get("name") or "user"))
+            out.append(models.UserMessage(content=text, source=m.get("name") or "user"))
         elif role == "tool":
             call_id = str(m.get("tool_call_id") or "")
-            result = FunctionExecutionResult(
+            result = models.FunctionExecutionResult(
                 content=text, name=m.get("name") or names.get(call_id, "tool"), call_id=call_id
             )
-            if out and isinstance(out[-1], FunctionExecutionResultMessage):
+            if out and isinstance(out[-1], models.FunctionExecutionResultMessage):
                 out[-1].content.append(result)
             else:
-                out.append(FunctionExecutionResultMessage(content=[result]))
+                out.append(models.FunctionExecutionResultMessage(content=[result]))
         elif m.get("tool_calls"):
-            calls = []
+            calls: list[Any] = []
             for c in m["tool_calls"]:
                 names[str(c["id"])] = c["name"]
                 calls.append(
-                    FunctionCall(id=str(c["id"]), arguments=json.dumps(c["arguments"]), name=c["name"])
+                    core.FunctionCall(id=str(c["id"]), arguments=json.dumps(c["arguments"]), name=c["name"])
                 )
-            out.append(AssistantMessage(content=calls, thought=text or None, source=source))
+            out.append(models.AssistantMessage(content=calls, thought=text or None, source=source))
         else:
-            out.append(AssistantMessage(content=text, source=source))
+            out.append(models.AssistantMessage(content=text, source=source))
     return out
 
 
@@ -175,7 +174,7 @@ def to_adk(messages: list[dict[str, Any]]) -> list[Any]:
     """Google ADK session contents (``google.genai.types.Content``; imports ``google.genai``):
     a model's tool calls as ``function_call`` parts, their results as ``function_response`` parts
     of a user turn, with the calls' ids."""
-    from google.genai import types
+    types = import_module("google.genai.types")
 
     out: list[Any] = []
     names: dict[Any, str] = {}
@@ -212,13 +211,13 @@ def smolagents_memory(messages: list[Any]) -> Any:
     """A smolagents memory step that gives the agent ``messages`` as they were."""
     from dataclasses import dataclass, field
 
-    from smolagents.memory import MemoryStep
+    from smolagents.memory import MemoryStep  # pyright: ignore[reportMissingTypeStubs]
 
     @dataclass
     class RestoredConversation(MemoryStep):
         """A conversation restored by otel-agent-trace: its messages as recorded."""
 
-        messages: list[Any] = field(default_factory=list)
+        messages: list[Any] = field(default_factory=list[Any])
 
         def to_messages(self, summary_mode: bool = False) -> list[Any]:
             return list(self.messages)
