@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from otel_agent_trace import session_format as fmt
 
@@ -27,6 +27,9 @@ from .resume.conversation import plain
 from .resume.errors import ResumeError
 from .resume.history import resumable_context, valid_history
 from .resume.snapshots import held_snapshot
+
+if TYPE_CHECKING:
+    from .loader import LoadedSession
 
 PRIVATE_MODE = 0o600
 SHARED_MODE = 0o644
@@ -56,14 +59,14 @@ class ForkResult:
         )
 
 
-def default_output(session: Any, fork_point: str) -> Path:
+def default_output(session: LoadedSession, fork_point: str) -> Path:
     """Beside the source, named as its format names a branch: ours
     ``<source session>.fork-<fork point>[.checkpoint].jsonl``, DM's
     ``<source stem>.fork-<fork point>.jsonl``."""
     return session.path.with_name(session.format.fork_name(session, fork_point))
 
 
-def resumable_at(session: Any, fork_point: str) -> tuple[bool, int | None, str]:
+def resumable_at(session: LoadedSession, fork_point: str) -> tuple[bool, int | None, str]:
     """Whether a branch at ``fork_point`` can be resumed, and why: the checkpoint tier (the trace
     tier keeps no message text) and a conversation at that entry that every framework takes — the
     tool results recorded by then included, cut back to the last complete turn where a tool call
@@ -71,7 +74,7 @@ def resumable_at(session: Any, fork_point: str) -> tuple[bool, int | None, str]:
     return _resumable(session, fork_point)[:3]
 
 
-def _resumable(session: Any, fork_point: str) -> tuple[bool, int | None, str, int, str | None]:
+def _resumable(session: LoadedSession, fork_point: str) -> tuple[bool, int | None, str, int, str | None]:
     snapshot_id = None
     for event in session.events:
         if event.type == fmt.SNAPSHOT:
@@ -109,7 +112,9 @@ def _resumable(session: Any, fork_point: str) -> tuple[bool, int | None, str, in
     return True, snapshot_id, reason, count, context.cut
 
 
-def _snapshot_resumable(session: Any, fork_point: str) -> tuple[bool, int | None, str, int, str | None]:
+def _snapshot_resumable(
+    session: LoadedSession, fork_point: str
+) -> tuple[bool, int | None, str, int, str | None]:
     """A branch in the format's own lines carries its snapshots: resumable when one at or before
     the point (the latest) holds a conversation, as DM's ``--resume-at`` takes a ``checkpoint``."""
     name = session.format.SNAPSHOT_NAME
@@ -144,7 +149,7 @@ def _write_new(path: Path, mode: int, chunks: Iterator[bytes]) -> None:
         os.close(fd)
 
 
-def _fork_own(session: Any, point: str, path: Path, lines: Iterator[bytes]) -> ForkResult:
+def _fork_own(session: LoadedSession, point: str, path: Path, lines: Iterator[bytes]) -> ForkResult:
     """The branch in the format's own lines (``lines``: the entries, then the fork entry)."""
     mode = PRIVATE_MODE if session.tier == "checkpoint" else SHARED_MODE
     written = 0
@@ -163,7 +168,7 @@ def _fork_own(session: Any, point: str, path: Path, lines: Iterator[bytes]) -> F
     )
 
 
-def fork_session(session: Any, at: str, output: str | os.PathLike[str] | None = None) -> ForkResult:
+def fork_session(session: LoadedSession, at: str, output: str | os.PathLike[str] | None = None) -> ForkResult:
     """Write the branch; ``at`` is an entry id or a unique prefix (``EntryNotFound`` otherwise).
     Raises ``FileExistsError`` rather than overwrite ``output``."""
     ids = [e.id for e in session.events]

@@ -4,20 +4,24 @@ what it answered (each framework's run called as that framework runs a turn)."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from importlib import import_module
+from typing import TYPE_CHECKING, Any, cast
 
 from otel_agent_trace.session_format.shapes.text import flat_text
 
 from .errors import ResumeError
 from .restore import Restored, resume_from_snapshot
 
+if TYPE_CHECKING:
+    from ..loader import LoadedSession
+
 
 async def _run_adk(agent: Any, history: list[Any], query: str) -> Any:
     """Run ``agent`` on a new in-memory ADK session holding ``history``, asked ``query``; its
-    final response's text."""
-    from google.adk.events import Event
-    from google.adk.runners import InMemoryRunner
-    from google.genai import types
+    final response's text. (ADK is not in the main environment: imported untyped.)"""
+    Event = import_module("google.adk.events").Event
+    InMemoryRunner = import_module("google.adk.runners").InMemoryRunner
+    types = import_module("google.genai.types")
 
     runner = InMemoryRunner(agent=agent, app_name="resumed")
     session = await runner.session_service.create_session(app_name="resumed", user_id="user")
@@ -32,12 +36,28 @@ async def _run_adk(agent: Any, history: list[Any], query: str) -> Any:
     return answer
 
 
+def _graph_messages(result: Any) -> list[Any]:
+    """The messages of a LangGraph state (a dict with a ``messages`` list), else none."""
+    if isinstance(result, dict):
+        messages = cast("dict[str, Any]", result).get("messages")
+        if isinstance(messages, list):
+            return cast("list[Any]", messages)
+    return []
+
+
 def _answer_text(result: Any) -> str:
     if isinstance(result, str):
         return result
-    if isinstance(result, dict) and isinstance(result.get("messages"), list) and result["messages"]:
-        last = result["messages"][-1]
-        return flat_text(getattr(last, "content", last.get("content") if isinstance(last, dict) else last))
+    graph_messages = _graph_messages(result)
+    if graph_messages:
+        last = graph_messages[-1]
+        return flat_text(
+            getattr(
+                last,
+                "content",
+                cast("dict[str, Any]", last).get("content") if isinstance(last, dict) else last,
+            )
+        )
     final = getattr(result, "final_output", None)
     if final is not None:
         return str(final)
@@ -52,7 +72,7 @@ def _answer_text(result: Any) -> str:
         return str(getattr(response, "content", response))
     messages = getattr(result, "messages", None)  # AutoGen's TaskResult
     if isinstance(messages, list) and messages:
-        return flat_text(getattr(messages[-1], "content", None))
+        return flat_text(getattr(cast("list[Any]", messages)[-1], "content", None))
     return str(result)
 
 
@@ -61,7 +81,7 @@ async def _run_llamaindex(agent: Any, query: str, history: list[Any]) -> Any:
 
 
 def resume_and_continue(
-    session: Any, n: int | None, new_query: str, agent: Any, *, at: str | None = None
+    session: LoadedSession, n: int | None, new_query: str, agent: Any, *, at: str | None = None
 ) -> Restored:
     """Restore snapshot ``n`` into ``agent`` (see :func:`resume_from_snapshot`), then ask it
     ``new_query``. A plain callable is called with the restored OpenAI-format messages plus the

@@ -5,14 +5,18 @@ tool call whose tool span had ended by then."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from otel_agent_trace import session_format as fmt
 from otel_agent_trace.session_format.shapes import anthropic, openai_chat, openai_responses, strands
 from otel_agent_trace.session_format.shapes.neutral import is_result, result_ids, tool_calls
 from otel_agent_trace.session_format.shapes.text import result_text
 
+from ..formats.records import Event
 from ..replay.timeline import resolve_id
+
+if TYPE_CHECKING:
+    from ..loader import LoadedSession
 
 _DIGEST_KEYS = ("content_chars", "content_sha256")
 _RUN_OPS = ("invoke_agent", "invoke_workflow")
@@ -22,7 +26,7 @@ def plain(message: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in message.items() if k not in _DIGEST_KEYS}
 
 
-def _committed_by(events: list[Any]) -> dict[int, int]:
+def _committed_by(events: list[Event]) -> dict[int, int]:
     """Message entries written as one batch at the end of a model call (its input the recorder had
     not seen, and its output) and taken in by the automatic snapshot right after them: index of
     such a message -> index of that snapshot. Until the snapshot, the batch is not yet the
@@ -48,18 +52,18 @@ class _ToolResult:
     error: str | None
 
 
-def _tool_results(events: list[Any]) -> list[_ToolResult]:
+def _tool_results(events: list[Event]) -> list[_ToolResult]:
     """The tool calls that ended among ``events``, in the order they ended; a tool span inside
     another tool span (``@oat.tool`` under a framework's tool) is left to the outer one."""
-    starts: dict[str, dict[str, Any]] = {}
-    tool_spans: set[str] = set()
+    starts: dict[str | None, dict[str, Any]] = {}  # by span id (as the file has it: maybe none)
+    tool_spans: set[str | None] = set()
     out: list[_ToolResult] = []
     for event in events:
         if event.type not in (fmt.SPAN_START, fmt.SPAN_END):
             continue
         d = event.data
         span_id = d.get("span_id")
-        attrs = {**starts.get(span_id, {}), **(d.get("attributes") or {})}
+        attrs: dict[str, Any] = {**starts.get(span_id, {}), **(d.get("attributes") or {})}
         is_tool = attrs.get("gen_ai.operation.name") == "execute_tool" or str(d.get("name") or "").startswith(
             "execute_tool "
         )
@@ -71,8 +75,8 @@ def _tool_results(events: list[Any]) -> list[_ToolResult]:
         if not is_tool:
             continue
         tool_spans.add(span_id)
-        content = d.get("content") or {}
-        status = d.get("status") or {}
+        content: dict[str, Any] = d.get("content") or {}
+        status: dict[str, Any] = d.get("status") or {}
         error = None
         if status.get("code") == fmt.STATUS_ERROR:
             error = str(status.get("description") or "error")
@@ -116,7 +120,7 @@ def _add_tool_results(messages: list[dict[str, Any]], results: list[_ToolResult]
     loose = [r for r in results if not r.call_id]
     adds: list[tuple[int, list[dict[str, Any]]]] = []
     for index, message in enumerate(messages):
-        new = []
+        new: list[dict[str, Any]] = []
         for call in tool_calls(message):
             if call.get("id") in answered or not call.get("id"):
                 continue
@@ -153,7 +157,7 @@ def _add_tool_results(messages: list[dict[str, Any]], results: list[_ToolResult]
     return out
 
 
-def conversation_at(session: Any, until: str | None) -> tuple[list[dict[str, Any]], int]:
+def conversation_at(session: LoadedSession, until: str | None) -> tuple[list[dict[str, Any]], int]:
     """The conversation at entry ``until`` (see :func:`rebuild_context`) and that entry's index."""
     events = session.events
     stop = resolve_id([e.id for e in events], until) if until else None
@@ -162,7 +166,8 @@ def conversation_at(session: Any, until: str | None) -> tuple[list[dict[str, Any
     for i, event in enumerate(events):
         d = event.data
         if event.type == fmt.SPAN_START and not d.get("parent_span_id"):
-            op = (d.get("attributes") or {}).get("gen_ai.operation.name")
+            attributes: dict[str, Any] = d.get("attributes") or {}
+            op = attributes.get("gen_ai.operation.name")
             if op in _RUN_OPS:
                 window_start = i
         if event.id == stop:
@@ -185,7 +190,7 @@ def conversation_at(session: Any, until: str | None) -> tuple[list[dict[str, Any
     return _add_tool_results(messages, _tool_results(events[window_start:end])), end - 1
 
 
-def rebuild_context(session: Any, *, until: str | None = None) -> list[dict[str, Any]]:
+def rebuild_context(session: LoadedSession, *, until: str | None = None) -> list[dict[str, Any]]:
     """The conversation as it stood at entry ``until`` (an id or unique prefix; default: the end).
 
     The window is the latest run at or before that entry (a top-level ``invoke_agent`` span starts

@@ -5,12 +5,15 @@ does not hold ends it)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from otel_agent_trace.session_format.shapes.neutral import result_ids, tool_calls
 
 from .conversation import conversation_at
 from .errors import ResumeError
+
+if TYPE_CHECKING:
+    from ..loader import LoadedSession
 
 
 @dataclass
@@ -61,7 +64,7 @@ def valid_history(messages: list[dict[str, Any]], entry_id: str = "") -> Context
     )
 
 
-def resumable_context(session: Any, at: str | None = None) -> Context:
+def resumable_context(session: LoadedSession, at: str | None = None) -> Context:
     """The conversation at entry ``at`` (default: the end) as an agent can take it up: with the
     tool results recorded by then, cut back to the last complete turn where a call has none yet."""
     check_resumable(session)
@@ -69,7 +72,7 @@ def resumable_context(session: Any, at: str | None = None) -> Context:
     return valid_history(messages, session.events[index].id)
 
 
-def check_resumable(session: Any) -> None:
+def check_resumable(session: LoadedSession) -> None:
     """A :class:`ResumeError` when the session's format says it holds no conversation to resume
     (a trace-tier recording of ours keeps message text only as hashes)."""
     why = session.format.unresumable(session)

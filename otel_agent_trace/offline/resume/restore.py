@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from otel_agent_trace.session_format.shapes import anthropic, openai_chat, openai_responses, strands
 
+from ..jsonvalue import JSONValue
 from .conversation import plain
 from .errors import ResumeError
 from .history import resumable_context, valid_history
@@ -24,6 +25,9 @@ from .sdk_objects import (
     to_smolagents,
 )
 from .snapshots import find_snapshot, held_snapshot, latest_snapshot_at
+
+if TYPE_CHECKING:
+    from ..loader import LoadedSession
 
 
 @dataclass
@@ -105,21 +109,23 @@ def kind_of(agent: Any) -> str:
 
 
 def _provider(snapshot: dict[str, Any]) -> str:
-    info = snapshot.get("model_info") or {}
+    info: JSONValue = snapshot.get("model_info") or {}
     return str(info.get("provider") or "") if isinstance(info, dict) else ""
 
 
 def resume_from_snapshot(
-    session: Any, n: int | None = None, *, agent: Any = None, at: str | None = None
+    session: LoadedSession, n: int | None = None, *, agent: Any = None, at: str | None = None
 ) -> Restored:
     """Restore the conversation into ``agent`` and return what was restored: as it stood at
     snapshot ``n`` (1-based; ``None``: the latest; negative: from the end), or at any entry ``at``
     (an id or unique prefix) — with the tool results recorded by then, cut back to the last complete
     turn where a tool call has no result yet (``Restored.cut`` says so). With no agent, the
     messages are returned only."""
+    data: dict[str, Any]
     if session.format.SNAPSHOTS_HOLD_CONVERSATION:
         data, entry_id = held_snapshot(session, n, at)
-        context = valid_history([plain(m) for m in data.get("agent_messages") or []], entry_id)
+        held: list[dict[str, Any]] = data.get("agent_messages") or []
+        context = valid_history([plain(m) for m in held], entry_id)
     elif at is not None:
         context = resumable_context(session, at)
         snap = latest_snapshot_at(session, context.entry_id)

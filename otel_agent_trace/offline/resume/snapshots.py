@@ -3,21 +3,25 @@ snapshot entry naming its messages) or of a format whose snapshots hold the mess
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from otel_agent_trace import session_format as fmt
 
+from ..formats.records import Event
 from ..replay.timeline import resolve_id
 from .conversation import plain
 from .errors import ResumeError
 from .history import check_resumable
 
+if TYPE_CHECKING:
+    from ..loader import LoadedSession
 
-def _snapshot_entries(session: Any) -> list[Any]:
+
+def _snapshot_entries(session: LoadedSession) -> list[Event]:
     return [e for e in session.events if e.type == fmt.SNAPSHOT]
 
 
-def find_snapshot(session: Any, n: int | None = None, *, at: str | None = None) -> Any:
+def find_snapshot(session: LoadedSession, n: int | None = None, *, at: str | None = None) -> Event:
     """The snapshot entry numbered ``n`` (1-based; ``None``: the latest; negative: from the end), or
     the latest one at or before entry ``at``."""
     snaps = _snapshot_entries(session)
@@ -47,12 +51,13 @@ def find_snapshot(session: Any, n: int | None = None, *, at: str | None = None) 
     raise ResumeError(f"{session.path}: no snapshot {n} (snapshots: {have})")
 
 
-def snapshot_messages(session: Any, snapshot: Any) -> list[dict[str, Any]]:
+def snapshot_messages(session: LoadedSession, snapshot: Event) -> list[dict[str, Any]]:
     """A snapshot's conversation; a :class:`ResumeError` when the file does not hold its text."""
     check_resumable(session)
     by_id = {e.id: e for e in session.events}
-    out = []
-    for mid in snapshot.data.get("message_ids") or []:
+    out: list[dict[str, Any]] = []
+    message_ids: list[str] = snapshot.data.get("message_ids") or []
+    for mid in message_ids:
         event = by_id.get(mid)
         if event is None:
             raise ResumeError(f"{session.path}: message {mid} of snapshot {snapshot.id} is not in the file")
@@ -60,7 +65,7 @@ def snapshot_messages(session: Any, snapshot: Any) -> list[dict[str, Any]]:
     return out
 
 
-def held_snapshot(session: Any, n: int | None, at: str | None) -> tuple[dict[str, Any], str]:
+def held_snapshot(session: LoadedSession, n: int | None, at: str | None) -> tuple[dict[str, Any], str]:
     """A snapshot of a format whose snapshots hold the conversation whole (a DevDuck ZIP's
     ``snapshots.json``, a DM-Code-Agent ``checkpoint``), as ``session.snapshots`` shows it, and
     the id of the entry that took it (``""`` if none): numbered ``n`` (as :func:`find_snapshot`),
@@ -99,7 +104,7 @@ def held_snapshot(session: Any, n: int | None, at: str | None) -> tuple[dict[str
     return snap, taken.get(snap.get("snapshot_id"), "")
 
 
-def latest_snapshot_at(session: Any, entry_id: str) -> Any:
+def latest_snapshot_at(session: LoadedSession, entry_id: str) -> Event | None:
     best = None
     for event in session.events:
         if event.type == fmt.SNAPSHOT:
