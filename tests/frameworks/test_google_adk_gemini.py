@@ -44,6 +44,10 @@ SCRIPTS = {
     False: ("gemini_generate_tool_call_id", "gemini_generate_final"),
     True: ("gemini_generate_tool_call_stream", "gemini_generate_final_stream"),
 }
+RESPONSE_IDS = {  # the recordings' responseId
+    False: ["resp-gemini-tool02", "resp-gemini-final01"],
+    True: ["resp-gemini-stream01", "resp-gemini-stream02"],
+}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -111,6 +115,11 @@ def test_its_spans_are_enriched_and_the_gemini_call_adopts_them(streamed, llm, c
     assert {s.instrumentation_scope.name for s in genai} == {"gcp.vertex.agent"}  # ADK's, none of ours
     spans = [s for s in spans_of(trace_file) if not s.name.startswith(("POST", "GET"))]
     assert tree(spans) == [RUN]
+    model_spans = sorted(
+        (s for s in finished if s.name == f"generate_content {MODEL}"), key=lambda s: s.start_time or 0
+    )
+    # ADK sets no response id (its LlmResponse drops Gemini's): the adopting call gives it
+    assert [s.attributes.get("gen_ai.response.id") for s in model_spans] == RESPONSE_IDS[streamed]
     tool = next(s for s in finished if s.name == "execute_tool get_weather")
     call_id = tool.attributes["gen_ai.tool.call.id"]
     if streamed:  # Gemini sent no id: ADK's own, which it keeps from the model
