@@ -1,6 +1,7 @@
 """``agent_trace_google_adk``: Google ADK emits its own GenAI spans (``invoke_workflow``,
 ``invoke_agent {name}``, ``generate_content {model}``, ``execute_tool {name}`` with the call id);
-we add to them and make none of our own: the run's input and final answer on the agent span, a
+we add to them and make none of our own: the run's input and final answer on the agent span (an
+``LlmAgent``'s, and a ``SequentialAgent``'s whose answer is its last sub-agent's), a
 function tool's arguments and result on the tool span. The model call underneath (its
 ``OpenAILlm`` → ``openai``; ``google-genai`` for Gemini) adopts ADK's ``generate_content`` span:
 its messages and snapshot reach the session, no second model span is made."""
@@ -28,6 +29,10 @@ class GoogleADKInstrumentor(DeferredInstrumentor):  # type: ignore[misc]
 
         tracer = self._patches.tracer
         self._patches.wrap("google.adk.agents.llm_agent", "LlmAgent._run_async_impl", wrappers.agent_run)
+        # a SequentialAgent's span: the run's input, and the last of its sub-agents' final answers
+        self._patches.wrap(
+            "google.adk.agents.sequential_agent", "SequentialAgent._run_async_impl", wrappers.agent_run
+        )
         self._patches.wrap(
             "google.adk.tools.function_tool", "FunctionTool.run_async", wrappers.tool_wrapper(tracer)
         )

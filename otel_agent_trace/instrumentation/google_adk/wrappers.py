@@ -3,7 +3,9 @@
 * ``LlmAgent._run_async_impl(ctx)`` runs under ADK's ``invoke_agent`` span (its context attached
   while each event is produced): at the first event that span gets the user's message
   (``ctx.user_content``) as ``agent_input``; the final response's text, as it goes by, is
-  ``agent_output``.
+  ``agent_output``. ``SequentialAgent._run_async_impl(ctx)`` alike: its sub-agents' events pass
+  through it (each sub-agent's span, under it, gets its own), the last final response is its
+  output.
 * ``FunctionTool.run_async(args=, tool_context=)`` runs under ADK's ``execute_tool`` span: it gets
   the arguments and the result (in the session; on the span as the content setting says); a tool
   run with no ADK span around it gets an ``execute_tool`` span of ours with the call id ADK gave.
@@ -73,7 +75,8 @@ async def _enriched(inner: Any, ctx: Any) -> Any:
 
 
 def agent_run(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-    """``LlmAgent._run_async_impl(ctx)``: its events pass through unchanged."""
+    """``LlmAgent._run_async_impl(ctx)`` / ``SequentialAgent._run_async_impl(ctx)``: the events
+    pass through unchanged."""
     ctx = kwargs.get("ctx", args[0] if args else None)
     return _enriched(wrapped(*args, **kwargs), ctx)
 
