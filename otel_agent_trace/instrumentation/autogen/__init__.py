@@ -3,7 +3,10 @@
 call id, ``create_agent {name}``); we add to them and make none of our own where they exist:
 the run's input, output, provider and model on the agent span, the tool's arguments and result
 on the tool span. An ``AssistantAgent`` driven without AutoGen's agent span (``on_messages``
-called directly) gets an ``invoke_agent`` span of ours. Model calls are the client's underneath
+called directly) gets an ``invoke_agent`` span of ours. A team's run (``RoundRobinGroupChat``,
+``SelectorGroupChat``, …: ``BaseGroupChat.run_stream``), for which AutoGen makes no span, gets an
+``invoke_workflow {team name}`` span of ours that its runtime's message spans, and so every agent
+turn, sit under: one trace per team run. Model calls are the client's underneath
 (``OpenAIChatCompletionClient`` → ``openai``), recorded by that instrumentation."""
 
 from __future__ import annotations
@@ -35,6 +38,11 @@ class AutoGenInstrumentor(DeferredInstrumentor):  # type: ignore[misc]
         )
         self._patches.wrap(
             "autogen_core.tools._function_tool", "FunctionTool.run", wrappers.tool_run_wrapper(tracer)
+        )
+        self._patches.wrap(
+            "autogen_agentchat.teams._group_chat._base_group_chat",
+            "BaseGroupChat.run_stream",
+            wrappers.team_stream_wrapper(tracer),
         )
 
 

@@ -8,6 +8,15 @@
 * ``FunctionTool.run``: AutoGen's ``execute_tool`` span of the tool is current: it gets the
   arguments and the result (in the session; on the span as the content setting says); a tool
   run outside it gets an ``execute_tool`` span of ours.
+* ``BaseGroupChat.run_stream`` (a team's ``run`` goes through it): AutoGen makes no span for a
+  team run, and its agent runtime starts a span of its own for every message (``autogen
+  publish``, ``autogen process``, with links, no parent) in the context its message loop was
+  started in: with none current, every agent turn is a trace of its own. An
+  ``invoke_workflow {team name}`` span of ours is current while each step of the run's
+  generator runs, so the embedded runtime started there (``SingleThreadedAgentRuntime.start``)
+  copies it into its message loop and every message, agent turn, model and tool call of the
+  run is under it, one trace; the task as ``agent_input``, the final ``TaskResult``'s last
+  message as ``agent_output``.
 """
 
 from __future__ import annotations
@@ -176,3 +185,67 @@ def tool_run_wrapper(tracer: Any) -> Any:
         return await call.arun(wrapped, args, kwargs, _outcome)
 
     return run
+
+
+class _Team:
+    __slots__ = ("span",)
+
+    def __init__(self, span: Any):
+        self.span = span
+
+
+def _task_input(task: Any) -> Any:
+    if task is None or isinstance(task, str):
+        return task
+    return _texts(task if isinstance(task, (list, tuple)) else [task])
+
+
+@never_raise("autogen team start", default=None)
+def _start_team(team: Any, kwargs: dict[str, Any], tracer: trace.Tracer) -> _Team | None:
+    name = getattr(team, "name", None)
+    name = name if isinstance(name, str) and name else type(team).__name__
+    attributes: dict[str, Any] = {
+        semconv.GEN_AI_OPERATION_NAME: semconv.OP_INVOKE_WORKFLOW,
+        "gen_ai.workflow.name": name,
+    }
+    description = getattr(team, "description", None)
+    if isinstance(description, str) and description:
+        attributes[semconv.GEN_AI_AGENT_DESCRIPTION] = description
+    span = tracer.start_span(f"{semconv.OP_INVOKE_WORKFLOW} {name}", attributes=attributes)
+    task = _task_input(kwargs.get("task"))
+    if task is not None and sink.active() is not None:
+        gs.record_content(span, agent_input=task)
+    return _Team(span)
+
+
+@never_raise("autogen team step")
+def _observe_team(team: _Team, item: Any) -> None:
+    """The final ``TaskResult``: its last message is the team's output."""
+    if type(item).__name__ != "TaskResult" or sink.active() is None:
+        return
+    messages = getattr(item, "messages", None) or ()
+    if messages:
+        output = getattr(messages[-1], "content", None)
+        gs.record_content(team.span, agent_output=output if isinstance(output, str) else jsonable(output))
+
+
+@never_raise("autogen team end")
+def _end_team(team: _Team, error: BaseException | None, exhausted: bool) -> None:
+    try:
+        if error is not None and not isinstance(error, GeneratorExit):
+            gs.record_error(team.span, error)
+    finally:
+        team.span.end()
+
+
+def team_stream_wrapper(tracer: Any) -> Any:
+    """``BaseGroupChat.run_stream(*, task, cancellation_token, ...)``: an ``invoke_workflow``
+    span, current while each step of the run runs (never across a ``yield``)."""
+
+    def run_stream(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        inner = wrapped(*args, **kwargs)
+        return aiterate_in_span(
+            inner, lambda: _start_team(instance, kwargs, tracer()), _observe_team, _end_team
+        )
+
+    return run_stream
