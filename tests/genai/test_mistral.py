@@ -284,3 +284,40 @@ def test_under_strands_one_span_per_model_call(
     snaps = session.snapshots  # one after each model call (Strands' claimed span), one after the run
     assert [s["description"] for s in snaps] == [f"after chat {MODEL}"] * 2 + ["after invoke_agent weather"]
     assert {s["model_info"]["provider"] for s in snaps} == {"mistral_ai"}
+
+
+def test_under_pydantic_ai_one_span_per_model_call(llm, checkpoint, memory_exporter):
+    """Pydantic AI's ``MistralModel`` calls ``chat.complete_async`` of a ``mistralai`` client; with
+    Pydantic AI's own instrumentation on, its model span is the call's: the SDK call adopts it (no
+    second ``chat`` span) and puts the call's messages in the session."""
+    from pydantic_ai import Agent
+    from pydantic_ai.models.mistral import MistralModel
+    from pydantic_ai.providers.mistral import MistralProvider
+
+    model = MistralModel(MODEL, provider=MistralProvider(api_key="mistral-test-key", base_url=llm.base_url))
+    agent = Agent(model, name="weather")
+    agent.instrument = True  # Pydantic AI's own spans, through the global tracer provider
+    agent.tool_plain(get_weather)
+    llm.queue("mistral_chat_tool_call", "mistral_chat_final")
+    assert agent.run_sync("What's the weather in Paris?").output == "It is 18°C and sunny in Paris."
+    path = next(p for p in checkpoint.files if "checkpoint" in p.name)
+    checkpoint.stop()
+    assert [r["path"] for r in llm.requests] == ["/v1/chat/completions"] * 2
+
+    first, second = model_spans(memory_exporter)  # Pydantic AI's two, and no span of ours beside them
+    for span, response_id in zip(
+        (first, second), ("cmpl-mistral-tool01", "cmpl-mistral-final01"), strict=True
+    ):
+        assert span.name == f"chat {MODEL}" and span.instrumentation_scope.name == "pydantic-ai"
+        assert span.attributes["gen_ai.response.id"] == response_id
+    spans = memory_exporter.get_finished_spans()
+    assert len({s.context.trace_id for s in spans}) == 1
+    (tool_span,) = [s for s in spans if s.name == "execute_tool get_weather"]
+    assert tool_span.attributes["gen_ai.tool.call.id"] == "D681PevKs"
+    session = load_session(path)
+    conversation = strip_digests(session.conversation())
+    # the messages as the SDK was sent them (Pydantic AI's tool call id), its answers
+    assert [m["role"] for m in conversation] == ["user", "assistant", "tool", "assistant"]
+    assert conversation[1]["tool_calls"][0]["id"] == conversation[2]["tool_call_id"] == "D681PevKs"
+    assert conversation[3]["content"] == "It is 18°C and sunny in Paris."
+    assert [s["description"] for s in session.snapshots] == [f"after chat {MODEL}"] * 2
