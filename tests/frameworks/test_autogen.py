@@ -30,8 +30,10 @@ from autogen_agentchat.agents import AssistantAgent  # noqa: E402
 from autogen_agentchat.conditions import MaxMessageTermination  # noqa: E402
 from autogen_agentchat.messages import ToolCallRequestEvent  # noqa: E402
 from autogen_agentchat.teams import RoundRobinGroupChat, SelectorGroupChat  # noqa: E402
+from autogen_core import SingleThreadedAgentRuntime  # noqa: E402
 from autogen_core.models import AssistantMessage, FunctionExecutionResultMessage, UserMessage  # noqa: E402
 from autogen_ext.models.openai import OpenAIChatCompletionClient  # noqa: E402
+from opentelemetry import trace  # noqa: E402
 from opentelemetry.trace import StatusCode  # noqa: E402
 
 import otel_agent_trace as oat  # noqa: E402
@@ -207,7 +209,7 @@ def _team_script(kind: str) -> tuple[str | dict[str, Any], ...]:
     return turns
 
 
-def _team(kind: str, openai_url: str) -> Any:
+def _team(kind: str, openai_url: str, runtime: Any = None) -> Any:
     def client() -> OpenAIChatCompletionClient:
         return OpenAIChatCompletionClient(
             model="gpt-4o-mini", base_url=openai_url, api_key="sk-test", max_retries=0
@@ -229,8 +231,8 @@ def _team(kind: str, openai_url: str) -> Any:
     ]
     done = MaxMessageTermination(3)
     if kind == "selector":
-        return SelectorGroupChat(agents, model_client=client(), termination_condition=done)
-    return RoundRobinGroupChat(agents, termination_condition=done)
+        return SelectorGroupChat(agents, model_client=client(), termination_condition=done, runtime=runtime)
+    return RoundRobinGroupChat(agents, termination_condition=done, runtime=runtime)
 
 
 async def _run_team(team: Any, streamed: bool) -> Any:
@@ -366,3 +368,33 @@ def test_a_failed_team_run_ends_its_span_with_the_error(llm, memory_exporter):
     (turn,) = [s for s in finished if s.name == "invoke_agent weather"]
     assert turn.status.status_code is StatusCode.ERROR  # AutoGen's own span, as AutoGen ends it
     assert len({s.context.trace_id for s in finished if not s.name.startswith("create_agent")}) == 1
+
+
+def test_a_team_on_a_runtime_started_by_the_user_is_in_the_context_it_was_started_in(llm, memory_exporter):
+    """A runtime passed in (``runtime=``) and started before the run: its message loop keeps the
+    context of ``runtime.start()``, where AutoGen makes the turns' spans; ours, current during the
+    run only, cannot reach it. Started under a span, the turns are one trace under that span."""
+    llm.queue(*_team_script("round_robin"))
+
+    async def main() -> Any:
+        runtime = SingleThreadedAgentRuntime()
+        team = _team("round_robin", llm.openai_url, runtime)
+        with trace.get_tracer("tests").start_as_current_span("my app"):
+            runtime.start()
+        result = await team.run(task=QUESTION)
+        await runtime.stop_when_idle()
+        return result
+
+    assert asyncio.run(main()).messages[-1].content == LYON
+    finished = memory_exporter.get_finished_spans()
+    (app,) = [s for s in finished if s.name == "my app"]
+    in_app = [s for s in finished if s.context.trace_id == app.context.trace_id]
+    names = sorted(s.name for s in in_app if s.name.startswith(("invoke_", "chat", "execute_tool")))
+    assert names == [
+        *["chat gpt-4o-mini"] * 4,
+        *["execute_tool get_weather"] * 2,
+        "invoke_agent checker",
+        "invoke_agent weather",
+    ]
+    (team,) = [s for s in finished if s.name == "invoke_workflow RoundRobinGroupChat"]
+    assert team.context.trace_id != app.context.trace_id  # ours holds the team's sending only
