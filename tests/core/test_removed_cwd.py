@@ -9,9 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.cli.helpers import cli
 from tests.e2e.helpers import clean_env
-
-from .helpers import cli
 
 _AGENT = """
 import os, sys
