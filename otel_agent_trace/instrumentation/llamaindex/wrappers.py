@@ -192,10 +192,9 @@ def _start_tool(workflow: Any, event: Any, tracer: trace.Tracer) -> Any:
 def _describe(call: Any, workflow: Any, name: str) -> None:
     for tool in getattr(workflow, "tools", None) or ():
         metadata = getattr(tool, "metadata", None)
-        if getattr(metadata, "name", None) == name and isinstance(
-            getattr(metadata, "description", None), str
-        ):
-            call.span.set_attribute("gen_ai.tool.description", metadata.description[:1000])
+        description = getattr(metadata, "description", None)
+        if getattr(metadata, "name", None) == name and isinstance(description, str):
+            call.span.set_attribute("gen_ai.tool.description", description[:1000])
             return
 
 

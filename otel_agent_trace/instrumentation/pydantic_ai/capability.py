@@ -56,12 +56,9 @@ def _is_agent_span(span: Any) -> bool:
 def _start(ctx: Any, tracer: trace.Tracer) -> tuple[Any, bool]:
     """The run's agent span and whether it is ours (else Pydantic AI's own, current)."""
     current = trace.get_current_span()
-    if _is_agent_span(current) and getattr(current, "instrumentation_scope", None) is not None:
-        scope = current.instrumentation_scope.name
-        if scope != gs.SCOPE and "pydantic" in scope:
-            span, owned = current, False
-        else:
-            span, owned = None, True
+    scope = getattr(current, "instrumentation_scope", None)  # an SDK span's (the API's have none)
+    if _is_agent_span(current) and scope is not None and scope.name != gs.SCOPE and "pydantic" in scope.name:
+        span, owned = current, False
     else:
         span, owned = None, True
     if span is None:
