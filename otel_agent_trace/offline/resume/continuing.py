@@ -13,7 +13,7 @@ from .errors import ResumeError
 from .restore import Restored, resume_from_snapshot
 
 if TYPE_CHECKING:
-    from ..loader import LoadedSession
+    from .session import Session
 
 
 async def _run_adk(agent: Any, history: list[Any], query: str) -> Any:
@@ -81,7 +81,7 @@ async def _run_llamaindex(agent: Any, query: str, history: list[Any]) -> Any:
 
 
 def resume_and_continue(
-    session: LoadedSession, n: int | None, new_query: str, agent: Any, *, at: str | None = None
+    session: Session, n: int | None, new_query: str, agent: Any, *, at: str | None = None
 ) -> Restored:
     """Restore snapshot ``n`` into ``agent`` (see :func:`resume_from_snapshot`), then ask it
     ``new_query``. A plain callable is called with the restored OpenAI-format messages plus the

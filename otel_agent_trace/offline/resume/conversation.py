@@ -16,7 +16,7 @@ from ..formats.records import Event
 from ..replay.timeline import resolve_id
 
 if TYPE_CHECKING:
-    from ..loader import LoadedSession
+    from .session import Session
 
 _DIGEST_KEYS = ("content_chars", "content_sha256")
 _RUN_OPS = ("invoke_agent", "invoke_workflow")
@@ -157,7 +157,7 @@ def _add_tool_results(messages: list[dict[str, Any]], results: list[_ToolResult]
     return out
 
 
-def conversation_at(session: LoadedSession, until: str | None) -> tuple[list[dict[str, Any]], int]:
+def conversation_at(session: Session, until: str | None) -> tuple[list[dict[str, Any]], int]:
     """The conversation at entry ``until`` (see :func:`rebuild_context`) and that entry's index."""
     events = session.events
     stop = resolve_id([e.id for e in events], until) if until else None
@@ -190,7 +190,7 @@ def conversation_at(session: LoadedSession, until: str | None) -> tuple[list[dic
     return _add_tool_results(messages, _tool_results(events[window_start:end])), end - 1
 
 
-def rebuild_context(session: LoadedSession, *, until: str | None = None) -> list[dict[str, Any]]:
+def rebuild_context(session: Session, *, until: str | None = None) -> list[dict[str, Any]]:
     """The conversation as it stood at entry ``until`` (an id or unique prefix; default: the end).
 
     The window is the latest run at or before that entry (a top-level ``invoke_agent`` span starts

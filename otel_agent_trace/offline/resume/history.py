@@ -13,7 +13,7 @@ from .conversation import conversation_at
 from .errors import ResumeError
 
 if TYPE_CHECKING:
-    from ..loader import LoadedSession
+    from .session import Session
 
 
 @dataclass
@@ -64,7 +64,7 @@ def valid_history(messages: list[dict[str, Any]], entry_id: str = "") -> Context
     )
 
 
-def resumable_context(session: LoadedSession, at: str | None = None) -> Context:
+def resumable_context(session: Session, at: str | None = None) -> Context:
     """The conversation at entry ``at`` (default: the end) as an agent can take it up: with the
     tool results recorded by then, cut back to the last complete turn where a call has none yet."""
     check_resumable(session)
@@ -72,7 +72,7 @@ def resumable_context(session: LoadedSession, at: str | None = None) -> Context:
     return valid_history(messages, session.events[index].id)
 
 
-def check_resumable(session: LoadedSession) -> None:
+def check_resumable(session: Session) -> None:
     """A :class:`ResumeError` when the session's format says it holds no conversation to resume
     (a trace-tier recording of ours keeps message text only as hashes)."""
     why = session.format.unresumable(session)

@@ -27,7 +27,7 @@ from .sdk_objects import (
 from .snapshots import find_snapshot, held_snapshot, latest_snapshot_at
 
 if TYPE_CHECKING:
-    from ..loader import LoadedSession
+    from .session import Session
 
 
 @dataclass
@@ -114,7 +114,7 @@ def _provider(snapshot: dict[str, Any]) -> str:
 
 
 def resume_from_snapshot(
-    session: LoadedSession, n: int | None = None, *, agent: Any = None, at: str | None = None
+    session: Session, n: int | None = None, *, agent: Any = None, at: str | None = None
 ) -> Restored:
     """Restore the conversation into ``agent`` and return what was restored: as it stood at
     snapshot ``n`` (1-based; ``None``: the latest; negative: from the end), or at any entry ``at``

@@ -14,14 +14,14 @@ from .errors import ResumeError
 from .history import check_resumable
 
 if TYPE_CHECKING:
-    from ..loader import LoadedSession
+    from .session import Session
 
 
-def _snapshot_entries(session: LoadedSession) -> list[Event]:
+def _snapshot_entries(session: Session) -> list[Event]:
     return [e for e in session.events if e.type == fmt.SNAPSHOT]
 
 
-def find_snapshot(session: LoadedSession, n: int | None = None, *, at: str | None = None) -> Event:
+def find_snapshot(session: Session, n: int | None = None, *, at: str | None = None) -> Event:
     """The snapshot entry numbered ``n`` (1-based; ``None``: the latest; negative: from the end), or
     the latest one at or before entry ``at``."""
     snaps = _snapshot_entries(session)
@@ -51,7 +51,7 @@ def find_snapshot(session: LoadedSession, n: int | None = None, *, at: str | Non
     raise ResumeError(f"{session.path}: no snapshot {n} (snapshots: {have})")
 
 
-def snapshot_messages(session: LoadedSession, snapshot: Event) -> list[dict[str, Any]]:
+def snapshot_messages(session: Session, snapshot: Event) -> list[dict[str, Any]]:
     """A snapshot's conversation; a :class:`ResumeError` when the file does not hold its text."""
     check_resumable(session)
     by_id = {e.id: e for e in session.events}
@@ -65,7 +65,7 @@ def snapshot_messages(session: LoadedSession, snapshot: Event) -> list[dict[str,
     return out
 
 
-def held_snapshot(session: LoadedSession, n: int | None, at: str | None) -> tuple[dict[str, Any], str]:
+def held_snapshot(session: Session, n: int | None, at: str | None) -> tuple[dict[str, Any], str]:
     """A snapshot of a format whose snapshots hold the conversation whole (a DevDuck ZIP's
     ``snapshots.json``, a DM-Code-Agent ``checkpoint``), as ``session.snapshots`` shows it, and
     the id of the entry that took it (``""`` if none): numbered ``n`` (as :func:`find_snapshot`),
@@ -104,7 +104,7 @@ def held_snapshot(session: LoadedSession, n: int | None, at: str | None) -> tupl
     return snap, taken.get(snap.get("snapshot_id"), "")
 
 
-def latest_snapshot_at(session: LoadedSession, entry_id: str) -> Event | None:
+def latest_snapshot_at(session: Session, entry_id: str) -> Event | None:
     best = None
     for event in session.events:
         if event.type == fmt.SNAPSHOT:
