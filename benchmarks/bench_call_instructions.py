@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -114,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         "or that loop in a sliding window (a turn dropped and one added per call)",
     )
     p.add_argument("--client", choices=CLIENTS, default="openai", help="the client measured")
+    p.add_argument("--jobs", type=int, default=1, help="processes counted at once (the counts stay exact)")
     p.add_argument("--json", help="write the raw counts there")
     args = p.parse_args(argv)
     if args.base_tree:
@@ -127,18 +129,19 @@ def main(argv: list[str] | None = None) -> int:
     # --history: the "modes" are chat calls after 10 and after 400 messages
     modes = ["10 messages", "400 messages"] if args.history else args.modes.split(",")
     modes = [m for m in modes if ONE_MODE.get(args.client, m) == m or args.history]
-    with StubServer() as server:
-        for mode in modes:
-            raw[mode] = {}
-            call_mode, history = ("chat", int(mode.split()[0])) if args.history else (mode, 0)
-            for config in configs:
-                raw[mode][config] = {
-                    str(n): count(
-                        config, server.url, call_mode, n, args.warmup, history, args.shape, args.client
-                    )
-                    for n in (lo, hi)
-                }
-                print(f"{mode} {config} done ({time.time() - started:.0f} s)", file=sys.stderr)
+    runs = [(mode, config, n) for mode in modes for config in configs for n in (lo, hi)]
+    counts: dict[tuple[str, str, int], dict] = {}
+
+    def one(run: tuple[str, str, int]) -> None:
+        mode, config, n = run
+        call_mode, history = ("chat", int(mode.split()[0])) if args.history else (mode, 0)
+        counts[run] = count(config, server.url, call_mode, n, args.warmup, history, args.shape, args.client)
+        print(f"{mode} {config} {n} calls done ({time.time() - started:.0f} s)", file=sys.stderr)
+
+    with StubServer() as server, ThreadPoolExecutor(args.jobs) as pool:
+        list(pool.map(one, runs))  # (the counts do not depend on what else runs: --jobs is wall time)
+    for mode, config, n in runs:
+        raw.setdefault(mode, {}).setdefault(config, {})[str(n)] = counts[(mode, config, n)]
     report = {"machine": {"python": platform.python_version()}, "calls": [lo, hi], "raw": raw}
     report["client"] = args.client
     if args.history:
