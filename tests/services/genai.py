@@ -40,7 +40,7 @@ ENV_VENV = "AGENT_TRACE_GENAI_VENV"
 # replayed too); without it, through httpx2 like the sync client
 PACKAGES = ("google-genai", "aiohttp", "pytest", "pytest-asyncio", "packaging")
 CONSTRAINTS = REPO / "tests" / "constraints-genai.txt"
-TESTS = ("tests/genai/test_google_genai.py",)
+TESTS = ("tests/genai/test_google_genai.py", "tests/genai/test_snapshot_last_result.py")
 STAMP = ".agent-trace-installed"
 _VERSION = re.compile(r"^[0-9]+(\.[0-9]+)*([abrc.]+[0-9]+)?$")
 
