@@ -5,6 +5,7 @@ conventions' names where they have one."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from otel_agent_trace.instrumentation._genai.calls import CallSpec
@@ -48,14 +49,24 @@ def _provider(kwargs: dict[str, Any]) -> tuple[str | None, str]:
     model = kwargs.get("model")
     if not isinstance(model, str):
         return None, "litellm"
+    custom, base = kwargs.get("custom_llm_provider"), kwargs.get("api_base")
     try:
-        import litellm
-
-        resolved, provider, _key, _base = litellm.get_llm_provider(
-            model, kwargs.get("custom_llm_provider"), kwargs.get("api_base")
-        )
+        if isinstance(custom, str | None) and isinstance(base, str | None):
+            return _placed(model, custom, base)
+        return _placed.__wrapped__(model, custom, base)
     except Exception:  # a model LiteLLM cannot place: it raises so itself, in the call
         return model, "litellm"
+
+
+@functools.lru_cache(maxsize=256)
+def _placed(model: str, custom: Any, base: Any) -> tuple[str, str]:
+    """LiteLLM's placing of a model (``get_llm_provider``: some 30 calls of its own), kept for
+    the next call with the same model, provider and ``api_base`` (a program sets what else it
+    reads, its environment and registered providers, before its calls). Not kept when LiteLLM
+    cannot place the model."""
+    import litellm
+
+    resolved, provider, _key, _base = litellm.get_llm_provider(model, custom, base)
     return resolved or model, PROVIDERS.get(provider, provider or "litellm")
 
 
