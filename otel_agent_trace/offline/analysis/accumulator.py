@@ -234,12 +234,7 @@ class Accumulator(Outcomes):
         stat = self.by_layer.get(layer)
         if stat is None:
             stat = self.by_layer[layer] = Stat()
-        stat.count += 1
-        stat.total_ns += duration
-        if duration > stat.max_ns:
-            stat.max_ns = duration
-        if error:
-            stat.errors += 1
+        stat.add(duration, error)
         if duration > self.slow_floor:
             self._slow(entry, duration, layer)
         op = attrs.get(_OP)
@@ -306,12 +301,7 @@ class Accumulator(Outcomes):
         stat = self.by_model.get(model)
         if stat is None:
             stat = self.by_model[model] = Stat()
-        stat.count += 1
-        stat.total_ns += duration
-        if duration > stat.max_ns:
-            stat.max_ns = duration
-        if error:
-            stat.errors += 1
+        stat.add(duration, error)
         tokens_in = attrs.get(_TOKENS_IN, 0)
         if type(tokens_in) is not int:
             tokens_in = 0
@@ -362,12 +352,7 @@ class Accumulator(Outcomes):
         stat = self.by_tool.get(tool)
         if stat is None:
             stat = self.by_tool[tool] = Stat()
-        stat.count += 1
-        stat.total_ns += duration
-        if duration > stat.max_ns:
-            stat.max_ns = duration
-        if error:
-            stat.errors += 1
+        stat.add(duration, error)
         if self.actions:
             self.action_list.append(sys.intern(tool))
         content: JSONValue = entry.get("content")
