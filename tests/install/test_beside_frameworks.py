@@ -186,6 +186,12 @@ def test_the_readmes_install_beside_a_framework_changes_nothing_installed(framew
     sessions = sorted((tmp_path / "agent-sessions").glob("session-*.jsonl"))
     assert len(sessions) == 1, f"no session recorded beside {name}:\n{run.stderr}"
     _run(str(python), "-c", LOADED, str(sessions[0]))
+    # ... and its HTML page, whose style and script are package data (page.css, page.js)
+    page = tmp_path / "page.html"
+    _run(str(python.parent / "otel-agent-trace"), "view", str(sessions[0]), "--html", str(page))
+    html = page.read_text()
+    assert "--agent: #4c78d8" in html, f"the page beside {name} lacks its style"
+    assert '"use strict";' in html, f"the page beside {name} lacks its script"
 
 
 def test_an_environment_pip_cannot_keep_is_left_as_it_is(tmp_path):
