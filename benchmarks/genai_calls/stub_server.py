@@ -86,7 +86,8 @@ class StubServer:
                     kind = "application/x-ndjson" if streamed else "application/json"
                 elif self.path == "/api/embed":
                     body, kind = owner.ollama_embed, "application/json"
-                elif "generateContent" in self.path:  # Gemini: the second round answers the function
+                elif ":generateContent" in self.path or ":streamGenerateContent" in self.path:
+                    # Gemini (``stream`` + capital G when streamed): the second round answers the function
                     streamed = ":streamGenerateContent" in self.path
                     body = owner.gemini[(b"functionResponse" in raw or b"function_response" in raw, streamed)]
                     kind = "text/event-stream" if streamed else "application/json"
