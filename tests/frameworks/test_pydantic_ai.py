@@ -156,6 +156,31 @@ def test_its_own_instrumentation_is_enriched_not_doubled(how, llm, checkpoint, m
     assert tool.content["tool_result"] == TOOL_OUTPUT
     assert tool.attributes["gen_ai.tool.call.id"] == "call_weather_1"
     _the_server_saw_the_recorded_calls(llm, path)
+    # its model spans: its own results as it set them (its finish reasons, not OpenAI's), and what
+    # the openai call underneath adds that it lacks: the tool calls the model asked for
+    n = 2 if how == "run_stream" else 1
+    chats = sorted((s for s in finished if s.name == "chat gpt-4o-mini"), key=lambda s: s.start_time or 0)
+    assert [_results(c) for c in chats] == [
+        (f"chatcmpl-tool00{n}", "gpt-4o-mini-2024-07-18", ("tool_call",), 81, 16),
+        (f"chatcmpl-final0{n}", "gpt-4o-mini-2024-07-18", ("stop",), 112, 12),
+    ]
+    assert chats[0].attributes["agent_trace.tool_calls.ids"] == ("call_weather_1",)
+    assert chats[0].attributes["agent_trace.tool_calls.names"] == ("get_weather",)
+    assert "agent_trace.tool_calls.ids" not in chats[1].attributes
+
+
+def _results(span: Any) -> tuple[Any, ...]:
+    """What a model span says the call returned, as a trace viewer shows it."""
+    return tuple(
+        span.attributes.get(key)
+        for key in (
+            "gen_ai.response.id",
+            "gen_ai.response.model",
+            "gen_ai.response.finish_reasons",
+            "gen_ai.usage.input_tokens",
+            "gen_ai.usage.output_tokens",
+        )
+    )
 
 
 def test_a_failed_run_ends_its_span_with_the_error(llm, memory_exporter):

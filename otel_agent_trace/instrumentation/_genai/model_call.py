@@ -7,8 +7,11 @@ Every model instrumentation (OpenAI, Anthropic, LangChain chat models, Strands) 
   model span, a Strands ``chat`` span), an SDK call makes no span of its own: the framework
   span already describes the call and records its content; the SDK call only hands its result
   (response id and model, which the framework never sees) to the claim;
-* inside another package's model span (a peer instrumentation wrapped the SDK around us), we
-  make no span either but *adopt* that span: its content and snapshot still reach the session;
+* inside another package's model span (a peer instrumentation wrapped the SDK around us, or a
+  framework's own model span: Google ADK's ``generate_content``, Pydantic AI's ``chat``), we
+  make no span either but *adopt* that span: its content and snapshot still reach the session,
+  and the result attributes it lacks (response id, finish reasons, usage...) are filled in,
+  never one it has;
 * otherwise the span is ours.
 
 Full content goes to the session recorder (``attach_content``), never onto the span, unless
@@ -254,6 +257,8 @@ class ModelCall:
                 _set_result_attributes(span, result)
                 if abandoned:
                     span.set_attribute(semconv.STREAM_ABANDONED, True)
+            elif self.mode == "adopt":
+                _fill_absent_result_attributes(span, result)
             self._record_content(result)
         except Exception as exc:  # never into the agent
             internal_error("recording a model call", exc)
@@ -271,6 +276,8 @@ class ModelCall:
                 if result is not None:
                     _set_result_attributes(self.span, result)
                 gs.record_error(self.span, exc)
+            elif self.mode == "adopt" and result is not None:  # (its error is its package's to record)
+                _fill_absent_result_attributes(self.span, result)
             if self.input_messages:
                 self._record_content(result or ModelResult(), snapshot=False)
         except Exception as err:
@@ -461,6 +468,35 @@ def _set_result_attributes(span: Span, result: ModelResult) -> None:
         tuples[semconv.TOOL_CALL_IDS] = tuple([cid or "" for cid, _ in result.tool_calls])
         tuples[semconv.TOOL_CALL_NAMES] = tuple([name or "" for _, name in result.tool_calls])
     set_attributes_fast(span, attrs, tuples)
+
+
+def _fill_absent_result_attributes(span: Span, result: ModelResult) -> None:
+    """Another package's model span adopted (Google ADK's ``generate_content``, Pydantic AI's
+    ``chat``): the result attributes it lacks — the response id, model, finish reasons, usage the
+    package never saw (ADK keeps no response id) and the tool calls' ids — are given; one it has
+    keeps the package's value, and an ended span is left alone. Its attributes are read once."""
+    if not span.is_recording():  # (ended: the SDK would drop them, with a warning)
+        return
+    present = getattr(span, "attributes", None) or {}
+    absent: dict[str, Any] = {}
+    for key, value in (
+        (semconv.GEN_AI_RESPONSE_MODEL, result.response_model),
+        (semconv.GEN_AI_RESPONSE_ID, result.response_id),
+        (semconv.GEN_AI_USAGE_INPUT_TOKENS, result.input_tokens),
+        (semconv.GEN_AI_USAGE_OUTPUT_TOKENS, result.output_tokens),
+        (semconv.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, result.cache_read_tokens),
+        (semconv.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS, result.cache_creation_tokens),
+        (semconv.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS, result.reasoning_tokens),
+    ):
+        if value is not None and key not in present:
+            absent[key] = value
+    if result.finish_reasons and semconv.GEN_AI_RESPONSE_FINISH_REASONS not in present:
+        absent[semconv.GEN_AI_RESPONSE_FINISH_REASONS] = tuple([str(r) for r in result.finish_reasons])
+    if result.tool_calls and semconv.TOOL_CALL_IDS not in present:
+        absent[semconv.TOOL_CALL_IDS] = tuple([cid or "" for cid, _ in result.tool_calls])
+        absent[semconv.TOOL_CALL_NAMES] = tuple([name or "" for _, name in result.tool_calls])
+    if absent:
+        span.set_attributes(absent)
 
 
 def begin(
