@@ -92,6 +92,18 @@ def test_its_spans_are_enriched_one_tree_per_run(streamed, llm, checkpoint, memo
     assert tree(spans) == [RUN]
     tool = next(s for s in finished if s.name == "execute_tool get_weather")
     assert tool.attributes["gen_ai.tool.call.id"] == "call_weather_1"
+    # ADK's one model span per call says what the call returned: ADK's own finish reason and
+    # usage as ADK set them; the response id and model (ADK never reads them) and the tool call
+    # the model asked for, from the openai call underneath
+    n = 2 if streamed else 1
+    models = sorted(
+        (s for s in finished if s.name == "generate_content gpt-4o-mini"), key=lambda s: s.start_time or 0
+    )
+    assert [_results(s) for s in models] == [
+        (f"chatcmpl-tool00{n}", "gpt-4o-mini-2024-07-18", ("stop",), 81, 16),
+        (f"chatcmpl-final0{n}", "gpt-4o-mini-2024-07-18", ("stop",), 112, 12),
+    ]
+    assert models[0].attributes["agent_trace.tool_calls.ids"] == ("call_weather_1",)
 
     sent = llm.requests[1]["body"]["messages"]
     assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool"]
@@ -108,6 +120,20 @@ def test_its_spans_are_enriched_one_tree_per_run(streamed, llm, checkpoint, memo
     tool_entry = next(s for s in in_session if s.name == "execute_tool get_weather")
     assert tool_entry.content["tool_arguments"] == {"city": "Paris"}
     assert tool_entry.content["tool_result"] == TOOL_OUTPUT
+
+
+def _results(span: Any) -> tuple[Any, ...]:
+    """What a model span says the call returned, as a trace viewer shows it."""
+    return tuple(
+        span.attributes.get(key)
+        for key in (
+            "gen_ai.response.id",
+            "gen_ai.response.model",
+            "gen_ai.response.finish_reasons",
+            "gen_ai.usage.input_tokens",
+            "gen_ai.usage.output_tokens",
+        )
+    )
 
 
 def test_the_recorded_conversation_is_continued_by_a_new_adk_session(llm, checkpoint):
