@@ -1,0 +1,1 @@
+_instruments = ("groq >= 0.30, < 2",)
