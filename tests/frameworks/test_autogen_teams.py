@@ -4,7 +4,10 @@ call of a ``transfer_to_…`` tool), a ``GraphFlow`` (``DiGraphBuilder``, one ed
 ``MagenticOneGroupChat`` (an orchestrator's model calls around one agent's turn). Each run is one
 trace under our ``invoke_workflow`` span, each agent's turn AutoGen's ``invoke_agent`` span with
 its model and tool calls (the model's ids) under it, the handoff a tool call of the agent that hands
-over; and each run model-replayed with the server stopped.
+over; and each run model-replayed with the server stopped. A recorded ``RoundRobinGroupChat`` /
+``SelectorGroupChat`` run restored into a new team (through AutoGen's ``save_state`` /
+``load_state``) that continues it: the first request of the resumed team carries the agent's
+restored conversation and the other agent's message since.
 
 Run in the frameworks2 virtualenv (``autogen-ext[openai]`` needs openai < 3)."""
 
@@ -27,6 +30,7 @@ from autogen_agentchat.teams import DiGraphBuilder, GraphFlow, MagenticOneGroupC
 from autogen_ext.models.openai import OpenAIChatCompletionClient  # noqa: E402
 
 import otel_agent_trace as oat  # noqa: E402
+from otel_agent_trace.offline.resume import resume_and_continue, resume_from_snapshot  # noqa: E402
 from tests.context.helpers import spans_of  # noqa: E402
 from tests.frameworks.test_autogen import (  # noqa: E402
     ANSWER,
@@ -35,6 +39,7 @@ from tests.frameworks.test_autogen import (  # noqa: E402
     TOOL_OUTPUT,
     _genai_tree,
     _reply,
+    _team,
     _team_script,
     get_weather,
 )
@@ -101,7 +106,7 @@ SCRIPTS: dict[str, tuple[str | dict[str, Any], ...]] = {
 WORKFLOWS = {"swarm": "Swarm", "graph": "GraphFlow", "magentic_one": "MagenticOneGroupChat"}
 
 
-def _team(kind: str, url: str) -> Any:
+def _other_team(kind: str, url: str) -> Any:
     if kind == "swarm":
         triage = AssistantAgent(
             "triage",
@@ -200,7 +205,7 @@ KINDS = list(SCRIPTS)
 def test_a_team_run_is_one_trace_each_agent_turn_under_it(kind, llm, checkpoint, memory_exporter):
     expected = EXPECTED[kind]
     llm.queue(*SCRIPTS[kind])
-    result = asyncio.run(_team(kind, llm.openai_url).run(task=QUESTION))
+    result = asyncio.run(_other_team(kind, llm.openai_url).run(task=QUESTION))
     assert [(m.source, type(m).__name__) for m in result.messages] == expected["messages"]
     assert result.messages[-1].content == expected["answer"]
     assert len(llm.requests) == len(SCRIPTS[kind])
@@ -236,7 +241,7 @@ def test_a_team_run_is_one_trace_each_agent_turn_under_it(kind, llm, checkpoint,
 def test_a_swarm_handoff_is_the_tool_call_of_the_agent_that_hands_over(llm, checkpoint):
     """The handoff's tool call and result, in the session and in what the next agent's model got."""
     llm.queue(*SCRIPTS["swarm"])
-    asyncio.run(_team("swarm", llm.openai_url).run(task=QUESTION))
+    asyncio.run(_other_team("swarm", llm.openai_url).run(task=QUESTION))
     checkpoint_file = next(p for p in checkpoint.files if "checkpoint" in p.name)
     checkpoint.stop()
     handoff = next(s for s in spans_of(checkpoint_file) if s.name == "execute_tool transfer_to_weather")
@@ -251,7 +256,7 @@ def test_a_swarm_handoff_is_the_tool_call_of_the_agent_that_hands_over(llm, chec
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_team_run_is_model_replayed_with_the_server_stopped(kind, tmp_path: Path):
     def run(base_url: str) -> dict[str, Any]:
-        result = asyncio.run(_team(kind, f"{base_url}/v1").run(task=QUESTION))
+        result = asyncio.run(_other_team(kind, f"{base_url}/v1").run(task=QUESTION))
         calls = [
             (message.source, call.id, call.name, json.loads(call.arguments))
             for message in result.messages
@@ -273,3 +278,61 @@ def test_a_team_run_is_model_replayed_with_the_server_stopped(kind, tmp_path: Pa
     assert report["answered"] == len(script) and report["unused"] == 0
     assert report["divergences"] == [] and report["refused"] == []
     assert exchange_holders(path) == ["chat gpt-4o-mini"] * len(script)
+
+
+NEXT = "And tomorrow?"
+DEFAULT_ANSWER = "Hello! How can I help you today?"  # the server's answer with nothing queued
+
+
+@pytest.mark.parametrize("kind", ["round_robin", "selector"])
+def test_a_recorded_team_run_is_restored_into_a_new_team_that_continues_it(kind, llm, checkpoint):
+    """The team's thread, each agent's model context and the messages of the others since its
+    last turn, and who speaks next, written into a new team through AutoGen's state API."""
+    llm.queue(*_team_script(kind))
+    asyncio.run(_team(kind, llm.openai_url).run(task=QUESTION))
+    path = next(p for p in checkpoint.files if "checkpoint" in p.name)
+    checkpoint.stop()
+    session = oat.load_session(path)
+
+    team = _team(kind, llm.openai_url)
+    restored = resume_from_snapshot(session, None, agent=team)
+    assert restored.target == "autogen_team"
+    assert restored.messages == [
+        {"role": "user", "content": QUESTION},
+        {"role": "assistant", "name": "weather", "content": ANSWER},
+        {"role": "assistant", "name": "checker", "content": LYON},
+    ]
+    state = asyncio.run(team.save_state())["agent_states"]
+    manager = next(s for s in state.values() if "message_thread" in s)
+    assert [(m["source"], m["content"]) for m in manager["message_thread"]] == [
+        ("user", QUESTION),
+        ("weather", ANSWER),
+        ("checker", LYON),
+    ]
+    weather = state["weather"]
+    assert [m["type"] for m in weather["agent_state"]["llm_context"]["messages"]] == [
+        "UserMessage",
+        "AssistantMessage",
+        "FunctionExecutionResultMessage",
+        "AssistantMessage",
+    ]
+    assert [(m["source"], m["content"]) for m in weather["message_buffer"]] == [("checker", LYON)]
+    assert state["checker"]["message_buffer"] == []
+
+    llm.reset()
+    done = resume_and_continue(session, None, NEXT, _team(kind, llm.openai_url))
+    assert [m.source for m in done.result.messages] == ["user", "weather", "checker"]
+    assert done.answer == DEFAULT_ANSWER
+    # no speaker selection: the selector's last speaker (checker) is restored, weather is the other
+    first, second = (r["body"]["messages"] for r in llm.requests)
+    assert [m["role"] for m in first] == ["system", "user", "assistant", "tool", "assistant", "user", "user"]
+    assert first[0]["content"] == "You answer weather questions." and first[1]["content"] == QUESTION
+    assert first[2]["tool_calls"][0]["id"] == first[3]["tool_call_id"] == "call_weather_1"
+    assert first[3]["content"] == TOOL_OUTPUT and first[4]["content"] == ANSWER
+    assert LYON in first[5]["content"] and first[6]["content"] == NEXT
+    assert [m["role"] for m in second] == [
+        *["system", "user", "user", "assistant", "tool", "assistant"],
+        *["user", "user"],
+    ]
+    assert second[4]["tool_call_id"] == "call_weather_2" and second[5]["content"] == LYON
+    assert second[6]["content"] == NEXT and DEFAULT_ANSWER in second[7]["content"]

@@ -1,9 +1,9 @@
 """Resume a recorded conversation: rebuild it as it stood at any entry, and put a snapshot's
 messages back into an agent — Strands / DevDuck agents (``agent.messages``), a LangGraph graph's
 state, the OpenAI Agents SDK's input items, a Pydantic AI agent's ``message_history``, a smolagents
-agent's memory, a LlamaIndex agent's ``chat_history``, an AutoGen ``AssistantAgent``'s model context,
-the messages of a CrewAI agent's ``kickoff``, a Google ADK session's contents, or a plain
-OpenAI- or Anthropic-format message list.
+agent's memory, a LlamaIndex agent's ``chat_history``, an AutoGen ``AssistantAgent``'s model context
+or an AutoGen team's state (:mod:`.autogen_team`), the messages of a CrewAI agent's ``kickoff``, a
+Google ADK session's contents, or a plain OpenAI- or Anthropic-format message list.
 
 One concept a module: :mod:`.conversation` (the conversation at an entry), :mod:`.history` (cut
 back to the last complete turn), :mod:`.snapshots` (finding one), :mod:`.restore` (into an agent

@@ -111,7 +111,7 @@ def resume_and_continue(
         result = agent.run(new_query, reset=False)  # the restored memory, then the new task
     elif kind == "llamaindex":
         result = asyncio.run(_run_llamaindex(agent, new_query, restored.restored))
-    elif kind == "autogen":
+    elif kind in ("autogen", "autogen_team"):
         result = asyncio.run(agent.run(task=new_query))
     elif kind == "crewai":
         result = agent.kickoff([*restored.restored, {"role": "user", "content": new_query}])

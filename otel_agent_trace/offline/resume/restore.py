@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from otel_agent_trace.session_format.shapes import anthropic, openai_chat, openai_responses, strands
 
 from ..jsonvalue import JSONValue
+from .autogen_team import into_team, team_record
 from .conversation import plain
 from .errors import ResumeError
 from .history import resumable_context, valid_history
@@ -39,7 +40,7 @@ class Restored:
     entry_id: str
     messages: list[dict[str, Any]]  # the recorded conversation
     # strands | langgraph | openai_agents | pydantic_ai | smolagents | llamaindex | autogen
-    # | crewai | google_adk | openai_messages | anthropic_messages | callable | none
+    # | autogen_team | crewai | google_adk | openai_messages | anthropic_messages | callable | none
     target: str
     restored: Any  # what was put in: the message list, the graph state, the input items
     system_prompt: Any = None
@@ -97,6 +98,8 @@ def kind_of(agent: Any) -> str:
         return "llamaindex"
     if module.startswith("autogen_agentchat") and hasattr(agent, "model_context"):
         return "autogen"
+    if module.startswith("autogen_agentchat.teams") and hasattr(agent, "load_state"):
+        return "autogen_team"
     if module.startswith("crewai") and hasattr(agent, "kickoff") and hasattr(agent, "role"):
         return "crewai"
     if module.startswith("google.adk") and hasattr(agent, "sub_agents"):
@@ -111,6 +114,23 @@ def kind_of(agent: Any) -> str:
 def _provider(snapshot: dict[str, Any]) -> str:
     info: JSONValue = snapshot.get("model_info") or {}
     return str(info.get("provider") or "") if isinstance(info, dict) else ""
+
+
+def _into_autogen_team(session: Session, team: Any, entry_id: str, data: dict[str, Any]) -> Restored:
+    """An AutoGen team: its thread, its agents' model contexts and buffers, from the team's
+    recorded runs ended by ``entry_id`` (:mod:`.autogen_team`), put in through its state API."""
+    record = team_record(session, entry_id)
+    state = asyncio.run(into_team(team, record))
+    return Restored(
+        source_session=session.session_id,
+        snapshot_id=data.get("snapshot_id"),
+        entry_id=record.entry_id,
+        messages=record.neutral(),
+        target="autogen_team",
+        restored=state,
+        last_query=data.get("last_query"),
+        cwd=data.get("cwd"),
+    )
 
 
 def resume_from_snapshot(
@@ -134,12 +154,14 @@ def resume_from_snapshot(
         data = find_snapshot(session, n).data
         context = resumable_context(session, data["id"])
     messages = context.messages
+    kind = kind_of(agent)
+    if kind == "autogen_team":
+        return _into_autogen_team(session, agent, context.entry_id, data)
     if not any(m.get("role") != "system" for m in messages):
         raise ResumeError(
             f"{session.path}: no conversation at {context.entry_id} to resume"
             + (f" ({context.cut})" if context.cut else "")
         )
-    kind = kind_of(agent)
     restored: Any = messages
     config = None
     target = kind
