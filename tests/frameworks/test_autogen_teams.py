@@ -336,3 +336,37 @@ def test_a_recorded_team_run_is_restored_into_a_new_team_that_continues_it(kind,
     ]
     assert second[4]["tool_call_id"] == "call_weather_2" and second[5]["content"] == LYON
     assert second[6]["content"] == NEXT and DEFAULT_ANSWER in second[7]["content"]
+
+
+def test_a_team_resumes_at_the_end_of_the_run_holding_the_snapshot(llm, checkpoint):
+    """Two runs of a team recorded: snapshot 1 (the first run's first call) restores the first run
+    whole; the latest, both runs' thread and each agent's conversation of the second."""
+
+    async def two_runs() -> None:
+        team = _team("round_robin", llm.openai_url)
+        await team.run(task=QUESTION)
+        await team.run(task=NEXT)  # the server's default answer, twice
+
+    llm.queue(*_team_script("round_robin"))
+    asyncio.run(two_runs())
+    path = next(p for p in checkpoint.files if "checkpoint" in p.name)
+    checkpoint.stop()
+    session = oat.load_session(path)
+    first_run = [("user", QUESTION), ("weather", ANSWER), ("checker", LYON)]
+
+    def thread(restored: Any) -> list[tuple[str, str]]:
+        return [(m.get("name", m["role"]), m["content"]) for m in restored.messages]
+
+    early = resume_from_snapshot(session, 1, agent=_team("round_robin", llm.openai_url))
+    assert thread(early) == first_run
+
+    team = _team("round_robin", llm.openai_url)
+    latest = resume_from_snapshot(session, None, agent=team)
+    assert thread(latest) == [
+        *first_run,
+        ("user", NEXT),
+        ("weather", DEFAULT_ANSWER),
+        ("checker", DEFAULT_ANSWER),
+    ]
+    context = asyncio.run(team.save_state())["agent_states"]["weather"]["agent_state"]["llm_context"]
+    assert [m["content"] for m in context["messages"]][-3:] == [LYON, NEXT, DEFAULT_ANSWER]
