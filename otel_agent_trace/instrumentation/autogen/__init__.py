@@ -4,7 +4,8 @@ call id, ``create_agent {name}``); we add to them and make none of our own where
 the run's input, output, provider and model on the agent span, the tool's arguments and result
 on the tool span. An ``AssistantAgent`` driven without AutoGen's agent span (``on_messages``
 called directly) gets an ``invoke_agent`` span of ours. A team's run (``RoundRobinGroupChat``,
-``SelectorGroupChat``, …: ``BaseGroupChat.run_stream``), for which AutoGen makes no span, gets an
+``SelectorGroupChat``, ``Swarm``, ``GraphFlow``, ``MagenticOneGroupChat``: all through
+``BaseGroupChat.run_stream``), for which AutoGen makes no span, gets an
 ``invoke_workflow {team name}`` span of ours that its runtime's message spans, and so every agent
 turn, sit under: one trace per team run. Model calls are the client's underneath
 (``OpenAIChatCompletionClient`` → ``openai``), recorded by that instrumentation."""
