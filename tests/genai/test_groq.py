@@ -20,9 +20,10 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 import otel_agent_trace as oat
 from otel_agent_trace.instrumentation.groq import GroqInstrumentor
+from otel_agent_trace.model_replay import ModelReplayDivergence, ModelReplayRefused, model_replay
 from otel_agent_trace.offline.loader import load_session
 from tests.genai.genai_helpers import model_spans, strip_digests
-from tests.genai.replay_helpers import exchange_holders, record_then_replay
+from tests.genai.replay_helpers import exchange_holders, exchanges_kept, record_then_replay
 
 MODEL = "llama-3.3-70b-versatile"
 SYSTEM = {"role": "system", "content": "You answer weather questions."}
@@ -316,11 +317,11 @@ def test_no_message_text_in_the_shareable_tier(client, llm, checkpoint):
     assert planted in checkpoint_file.read_text() and "sunny in Paris" in checkpoint_file.read_text()
 
 
-def _agent_run(base_url: str) -> list[object]:
+def _agent_run(base_url: str | None, question: str = USER["content"]) -> list[object]:
     """A tool-calling loop on the SDK: one agent span, two model calls (plain, then streamed)."""
     client = groq.Groq(api_key="gsk-test", base_url=base_url, max_retries=0)
     with oat.agent("groq-weather"):
-        messages: list[Any] = [SYSTEM, USER]
+        messages: list[Any] = [SYSTEM, {"role": "user", "content": question}]
         tools: list[Any] = [TOOL]
         first = client.chat.completions.create(model=MODEL, messages=messages, tools=tools)
         message: Any = first.choices[0].message
@@ -341,6 +342,21 @@ def test_one_trace_per_run_and_model_replay_with_the_server_stopped(tmp_path, me
     recorded_run = [s for s in spans if s.context.trace_id == spans[0].context.trace_id]
     names = [s.name for s in recorded_run]
     assert names.count(f"chat {MODEL}") == 2 and "invoke_agent groq-weather" in names
+
+
+def test_replay_reports_a_changed_prompt_and_never_sends_to_groq(tmp_path, monkeypatch):
+    """Replayed, a changed question is a divergence whose diff names the message and the model
+    span that held the recorded exchange; a client left on Groq's own host is refused, not sent."""
+    *_, path = record_then_replay(tmp_path, (TOOL_CALL, FINAL_STREAM), _agent_run)
+    with exchanges_kept(), pytest.raises(ModelReplayDivergence) as caught, model_replay(path):
+        _agent_run("http://127.0.0.1:9", "What's the weather in Lyon?")
+    report = str(caught.value)
+    assert f"span 'chat {MODEL}'" in report
+    assert 'body.messages[1].content: recorded "What\'s the weather in Paris?"' in report
+    monkeypatch.delenv("GROQ_BASE_URL", raising=False)
+    with exchanges_kept(), model_replay(path) as player, pytest.raises(ModelReplayRefused):
+        _agent_run(None)  # the client's default: https://api.groq.com
+    assert player.report()["refused"] == ["POST https://api.groq.com/openai/v1/chat/completions"]
 
 
 def test_declared_versions_cover_the_installed_one():
