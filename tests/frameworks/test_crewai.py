@@ -282,3 +282,134 @@ def test_a_text_tool_call_crewai_does_not_run_has_no_span(llm, memory_exporter):
     names = [s.name for s in memory_exporter.get_finished_spans()]
     assert not [n for n in names if n.startswith("execute_tool")]
     assert "get_forecast" in llm.requests[1]["body"]["messages"][-2]["content"]
+
+
+def _react_crew(base_url: str, runs: list[str]) -> Crew:
+    """A crew whose agent's model has no function calling (ReAct), its tool counting its runs."""
+
+    @tool("get_weather")
+    def counted(city: str) -> str:
+        """Weather of a city."""
+        runs.append(city)
+        return f"18°C and sunny in {city}"
+
+    model = LLM(model="openai/o1-mini", base_url=base_url, api_key="sk-test", max_retries=0)
+    agent = Agent(
+        role="weather",
+        goal="Answer weather questions",
+        backstory="You know the weather.",
+        tools=[counted],
+        llm=model,
+        verbose=False,
+    )
+    return _crew(agent)
+
+
+def _trees(finished: list[Any]) -> list[Any]:
+    """Each trace's span tree (names, children in start order), traces in start order; the
+    system layer's spans left out."""
+    spans = [s for s in finished if not s.name.startswith(("POST", "GET"))]
+
+    def children(parent: Any) -> list[Any]:
+        kids = [s for s in spans if s.parent is not None and s.parent.span_id == parent.context.span_id]
+        return [(s.name, children(s)) for s in sorted(kids, key=lambda s: (s.start_time, s.name))]
+
+    roots = sorted((s for s in spans if s.parent is None), key=lambda s: s.start_time)
+    return [[(r.name, children(r))] for r in roots]
+
+
+REACT_TREE = [
+    (
+        "invoke_workflow crew",
+        [
+            (
+                "invoke_agent weather",
+                [("chat o1-mini", []), ("execute_tool get_weather", []), ("chat o1-mini", [])],
+            )
+        ],
+    )
+]
+
+
+@pytest.mark.parametrize("how", ["kickoff", "akickoff"])
+def test_a_react_run_replays_with_the_server_stopped_and_its_tool_answered(how, tmp_path, memory_exporter):
+    """Model replay of a ReAct run (in process, the model server stopped): the same answer and
+    tool spans, the tool call answered from the recording (not run again), every exchange used."""
+    import asyncio
+
+    from tests.genai.replay_helpers import record_then_replay
+
+    runs: list[str] = []
+
+    def run(base_url: str) -> str:
+        crew = _react_crew(base_url, runs)
+        return str(crew.kickoff() if how == "kickoff" else asyncio.run(crew.akickoff()))
+
+    script = _react_script("no_function_calling")
+    recorded, replayed, report, path = record_then_replay(tmp_path, script, run)
+    assert replayed == recorded == ANSWER
+    assert runs == ["Paris"]  # run once, when recorded: the replay answered it from the recording
+    assert report["divergences"] == [] and report["refused"] == []
+    assert report["answered"] == report["recorded_exchanges"] == 2 and report["unused"] == 0
+
+    finished = memory_exporter.get_finished_spans()
+    # the recorded run's tree, then the replay's under the replay's own span
+    assert _trees(finished) == [REACT_TREE, [("model_replay", REACT_TREE)]]
+    first, second = [s for s in finished if s.name == "execute_tool get_weather"]
+    assert "agent_trace.replay.tool_result" not in first.attributes
+    assert second.attributes["agent_trace.replay.tool_result"] == "recorded"
+    assert "gen_ai.tool.call.id" not in second.attributes
+    tool_entry = next(s for s in spans_of(path) if s.name == "execute_tool get_weather")
+    assert tool_entry.content["tool_arguments"] == {"city": "Paris"}
+    assert tool_entry.content["tool_result"] == TOOL_OUTPUT
+
+
+@pytest.mark.parametrize("how", ["crew_akickoff", "agent_kickoff_async"])
+async def test_an_async_react_tool_call_is_a_tool_span_under_the_agent(how, llm, checkpoint, memory_exporter):
+    """CrewAI's native async path runs a ReAct tool call through ``ToolUsage.ause``."""
+    runs: list[str] = []
+    llm.queue(*_react_script("no_function_calling"))
+    crew = _react_crew(llm.openai_url, runs)
+    if how == "crew_akickoff":
+        assert str(await crew.akickoff()) == ANSWER
+    else:
+        assert (await crew.agents[0].kickoff_async(QUESTION)).raw == ANSWER
+    checkpoint_file = next(p for p in checkpoint.files if "checkpoint" in p.name)
+    checkpoint.stop()
+    assert runs == ["Paris"]
+    action = llm.requests[-1]["body"]["messages"][-2]
+    assert action["content"] == f"{REACT_CALL}\nObservation: {TOOL_OUTPUT}"
+
+    agent_tree = REACT_TREE[0][1]
+    assert _trees(memory_exporter.get_finished_spans()) == [
+        REACT_TREE if how == "crew_akickoff" else agent_tree
+    ]
+    (tool_span,) = [s for s in memory_exporter.get_finished_spans() if s.name == "execute_tool get_weather"]
+    assert tool_span.attributes["gen_ai.tool.description"] == "Weather of a city."
+    assert "gen_ai.tool.call.id" not in tool_span.attributes
+    tool_entry = next(s for s in spans_of(checkpoint_file) if s.name == "execute_tool get_weather")
+    assert tool_entry.content["tool_arguments"] == {"city": "Paris"}
+    assert tool_entry.content["tool_result"] == TOOL_OUTPUT
+
+
+async def test_crewais_async_tool_usage_is_a_tool_span(checkpoint, memory_exporter):
+    """``ToolUsage.ause``, CrewAI's async run of a ReAct tool call, driven by CrewAI's own
+    ``aexecute_tool_and_check_finality`` with the model's text parsed by CrewAI (1.15.30's
+    agents run their ReAct tool calls synchronously even in ``akickoff``, above: this is the
+    async path as CrewAI exposes it)."""
+    from crewai.agents.parser import parse
+    from crewai.utilities.tool_utils import aexecute_tool_and_check_finality
+
+    runs: list[str] = []
+    weather = (_react_crew("http://127.0.0.1:9", runs).agents[0].tools or [])[0]  # (no model call)
+    action = parse(REACT_CALL)
+    done = await aexecute_tool_and_check_finality(action, [weather.to_structured_tool()])
+    checkpoint_file = next(p for p in checkpoint.files if "checkpoint" in p.name)
+    checkpoint.stop()
+    assert runs == ["Paris"] and done.result == TOOL_OUTPUT
+    (tool_span,) = [s for s in memory_exporter.get_finished_spans() if s.name == "execute_tool get_weather"]
+    assert tool_span.attributes["gen_ai.tool.description"] == "Weather of a city."
+    assert tool_span.status.status_code is StatusCode.UNSET
+    tool_entry = next(s for s in spans_of(checkpoint_file) if s.name == "execute_tool get_weather")
+    assert tool_entry.content["tool_arguments"] == {"city": "Paris"}
+    assert tool_entry.content["tool_result"] == TOOL_OUTPUT

@@ -2,10 +2,11 @@
 ``Crew.kickoff`` (so a crew's agents are one trace), an ``invoke_agent {role}`` span per task an
 agent executes (``Agent.execute_task``) and per standalone ``Agent.kickoff``, and an
 ``execute_tool {name}`` span per tool call: a native one with the model's call id, one the model
-wrote as ReAct text (``Action:`` / ``Action Input:``, run by ``ToolUsage.use``) without one; the
-arguments and the result on each. CrewAI's own telemetry (its own tracer provider, sent to CrewAI
-unless disabled) is not ours and is left alone. Model calls are the client's underneath (CrewAI's
-native OpenAI provider → ``openai``), recorded by that instrumentation."""
+wrote as ReAct text (``Action:`` / ``Action Input:``, run by ``ToolUsage.use`` / ``ause``)
+without one; the arguments and the result on each. CrewAI's own telemetry (its own tracer
+provider, sent to CrewAI unless disabled) is not ours and is left alone. Model calls are the
+client's underneath (CrewAI's native OpenAI provider → ``openai``), recorded by that
+instrumentation."""
 
 from __future__ import annotations
 
@@ -47,6 +48,7 @@ class CrewAIInstrumentor(DeferredInstrumentor):  # type: ignore[misc]
         for module in _TOOL_CALLS:
             wrap(module, "execute_single_native_tool_call", wrappers.function_tool_call_wrapper(tracer))
         wrap("crewai.tools.tool_usage", "ToolUsage.use", wrappers.text_tool_wrapper(tracer))
+        wrap("crewai.tools.tool_usage", "ToolUsage.ause", wrappers.async_text_tool_wrapper(tracer))
 
 
 __all__ = ["CrewAIInstrumentor"]

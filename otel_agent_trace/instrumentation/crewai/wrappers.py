@@ -15,18 +15,24 @@
   result the model gets as its ``Observation``, no call id (the model gave none); CrewAI's retries
   of a failing tool (``ToolUsage`` calls itself again) join that one span, and a failure CrewAI
   records (``ToolUsage.last_failure``: the tool raised, declared a ``ToolFailure``, spent its
-  usage limit) gives it status ``ERROR``, ``error.type=tool_error``.
+  usage limit) gives it status ``ERROR``, ``error.type=tool_error``. ``ToolUsage.ause``: the
+  same on CrewAI's native async path (``Crew.akickoff``, ``Agent.kickoff_async``). In a model
+  replay (``tools="recorded"``) such a call is answered from the recording and the tool is not
+  run: the recorded calls of that tool in order (the model wrote no call id). A native call is
+  not answered: its tool runs.
 """
 
 from __future__ import annotations
 
 import inspect
+import json
 from typing import Any
 
 from opentelemetry import trace
 
 from otel_agent_trace import semconv
 from otel_agent_trace._internal import genai_spans as gs
+from otel_agent_trace._internal import replay as _replay
 from otel_agent_trace._internal import sink
 from otel_agent_trace._internal.guard import never_raise
 from otel_agent_trace.instrumentation._genai.jsonable import jsonable
@@ -223,8 +229,6 @@ def _start_tool(tool_call: Any, tools: Any, tracer: trace.Tracer) -> Any:
         return None
     call_id, name, arguments = info
     if isinstance(arguments, str):
-        import json
-
         try:
             arguments = json.loads(arguments)
         except ValueError:
@@ -311,6 +315,19 @@ def _text_outcome(usage: Any) -> Any:
     return outcome
 
 
+def _answered_text(call: Any) -> tuple[bool, Any]:
+    """In a model replay (``tools="recorded"``): ``(True, the recorded Observation)`` and the tool
+    not run; the model wrote no call id, so the recorded calls of that tool are taken in order."""
+    if _replay.player is None:
+        return False, None
+    name = (getattr(call.span, "attributes", None) or {}).get(semconv.GEN_AI_TOOL_NAME)
+    found, result = _replay.answer_call(call, str(name))
+    if not found:
+        return False, None
+    # ``use`` returns text (the Observation): a recorded value of another type as its JSON text
+    return True, result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
+
+
 def text_tool_wrapper(tracer: Any) -> Any:
     """``ToolUsage.use(calling, tool_string)``: a tool call the model wrote as text."""
 
@@ -318,6 +335,25 @@ def text_tool_wrapper(tracer: Any) -> Any:
         call = _start_text_tool(instance, args, kwargs, tracer())
         if call is None:
             return wrapped(*args, **kwargs)
+        found, result = _answered_text(call)
+        if found:
+            return result
         return call.run(wrapped, args, kwargs, _text_outcome(instance))
 
     return use
+
+
+def async_text_tool_wrapper(tracer: Any) -> Any:
+    """``ToolUsage.ause(calling, tool_string)``: the same on CrewAI's native async path
+    (``Crew.akickoff``, ``Agent.kickoff_async``)."""
+
+    async def ause(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        call = _start_text_tool(instance, args, kwargs, tracer())
+        if call is None:
+            return await wrapped(*args, **kwargs)
+        found, result = _answered_text(call)
+        if found:
+            return result
+        return await call.arun(wrapped, args, kwargs, _text_outcome(instance))
+
+    return ause
