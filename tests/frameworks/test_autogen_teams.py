@@ -370,3 +370,38 @@ def test_a_team_resumes_at_the_end_of_the_run_holding_the_snapshot(llm, checkpoi
     ]
     context = asyncio.run(team.save_state())["agent_states"]["weather"]["agent_state"]["llm_context"]
     assert [m["content"] for m in context["messages"]][-3:] == [LYON, NEXT, DEFAULT_ANSWER]
+
+
+def test_a_recorded_swarm_run_is_restored_the_agent_handed_to_speaks_next(llm, checkpoint):
+    """The triage agent's handoff (its call and the result) in its restored context; weather, the
+    agent the run ended with, speaks first in the resumed swarm, with its own conversation."""
+    llm.queue(*SCRIPTS["swarm"])
+    asyncio.run(_other_team("swarm", llm.openai_url).run(task=QUESTION))
+    path = next(p for p in checkpoint.files if "checkpoint" in p.name)
+    checkpoint.stop()
+    session = oat.load_session(path)
+
+    team = _other_team("swarm", llm.openai_url)
+    restored = resume_from_snapshot(session, None, agent=team)
+    assert [(m.get("name", m["role"]), m["content"]) for m in restored.messages] == [
+        ("user", QUESTION),
+        ("triage", HANDOFF),
+        ("weather", ANSWER),
+    ]
+    state = asyncio.run(team.save_state())["agent_states"]
+    triage = state["triage"]["agent_state"]["llm_context"]["messages"]
+    types = ["UserMessage", "AssistantMessage", "FunctionExecutionResultMessage"]
+    assert [m["type"] for m in triage] == types
+    assert triage[1]["content"][0]["id"] == triage[2]["content"][0]["call_id"] == "call_handoff_1"
+    assert triage[2]["content"][0]["content"] == HANDOFF
+    assert [(m["source"], m["content"]) for m in state["triage"]["message_buffer"]] == [("weather", ANSWER)]
+
+    llm.reset()
+    done = resume_and_continue(session, None, NEXT, _other_team("swarm", llm.openai_url))
+    assert [m.source for m in done.result.messages] == ["user", "weather", "weather"]
+    sent = llm.requests[0]["body"]["messages"]
+    assert [m["role"] for m in sent] == ["system", "user", "user", "assistant", "tool", "assistant", "user"]
+    assert sent[0]["content"] == "You answer weather questions."
+    assert sent[1]["content"] == QUESTION and sent[2]["content"] == HANDOFF
+    assert sent[3]["tool_calls"][0]["id"] == sent[4]["tool_call_id"] == "call_weather_1"
+    assert sent[5]["content"] == ANSWER and sent[6]["content"] == NEXT

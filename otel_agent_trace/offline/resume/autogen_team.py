@@ -10,20 +10,21 @@ of the last team run started at or before the chosen entry, and that team's runs
   user's ``TextMessage``, then each agent turn's final message (the ``agent_output`` of AutoGen's
   ``invoke_agent {name}`` span under the run) as a ``TextMessage`` of that agent;
 * each participant's model context (``AssistantAgentState.llm_context``): the conversation of the
-  last model call made in that agent's turns, as AutoGen ``LLMMessage`` s (its system message is
-  the agent's own);
+  last model call made in that agent's turns with the results of the tools it called after it (a
+  handoff's), as AutoGen ``LLMMessage`` s (its system message is the agent's own);
 * each participant's ``message_buffer``: the thread's messages of the others since its last turn,
   as AutoGen keeps them for the agent's next turn;
 * the manager's next speaker where its state has one (a round robin's ``next_speaker_index``, a
-  selector's ``previous_speaker``) and its ``current_turn``.
+  selector's ``previous_speaker``, a swarm's ``current_speaker``: the last agent that spoke) and
+  its ``current_turn``.
 
 A team is resumed at the end of a recorded run: the run the chosen snapshot or entry is in, taken
 whole, and the team's runs before it (a run that never ended is left out). A participant whose
 name ran no recorded turn gets the thread in its buffer only (as an agent that has not spoken yet).
-Tested with ``RoundRobinGroupChat`` and ``SelectorGroupChat``; a ``Swarm``'s handoffs are
-restored as text (its state's ``current_speaker`` is left as the new team's), a ``GraphFlow``'s and a
-``MagenticOneGroupChat``'s own state (the graph's progress, the orchestrator's facts and plan) are
-not restored."""
+Tested with ``RoundRobinGroupChat``, ``SelectorGroupChat`` and ``Swarm`` (a handoff is restored as
+the text of the agent that handed over, its target the next speaker only when it answered last);
+a ``GraphFlow``'s and a ``MagenticOneGroupChat``'s own state (the graph's progress, the
+orchestrator's facts and plan) are not restored."""
 
 from __future__ import annotations
 
@@ -143,7 +144,11 @@ def team_record(session: Session, at: str | None = None) -> TeamRecord:
         return str(named) if named else str(start.data.get("name")).removeprefix(_AGENT_PREFIX)
 
     record = TeamRecord(workflow=name, thread=[], entry_id=runs[-1][1].id)
-    last_snapshot: dict[str, str] = {}
+    # each agent's conversation: at the end of its last turn (its last model call's, with the
+    # results of the tools it called after it: a handoff's), or, where another model call was
+    # recorded in between (turns run side by side), at its last call
+    last: dict[str, tuple[str, str | None]] = {}  # agent -> (its last snapshot, its last turn's end)
+    snapshots: list[str] = []  # every snapshot of the runs, in file order
     for start, end_event in runs:
         record.thread.extend(("user", text) for text in _texts(_content(end_event).get("agent_input")))
         for event in events[position[start.id] : position[end_event.id]]:
@@ -151,15 +156,24 @@ def team_record(session: Session, at: str | None = None) -> TeamRecord:
                 turn = starts.get(str(event.data.get("span_id")))
                 if turn is None or ancestor(turn, run_ids) is None:
                     continue
+                agent = agent_name(turn)
                 output = _content(event).get("agent_output")
                 if output is not None:
-                    record.thread.append((agent_name(turn), _text(output)))
+                    record.thread.append((agent, _text(output)))
+                if agent in last:
+                    last[agent] = (last[agent][0], event.id)
             elif event.type == fmt.SNAPSHOT:
+                snapshots.append(event.id)
                 turn = ancestor(event)
                 if turn is not None and ancestor(turn, run_ids) is not None:
-                    last_snapshot[agent_name(turn)] = event.id
-    for agent, snapshot_id in last_snapshot.items():
-        messages = resumable_context(session, snapshot_id).messages
+                    last[agent_name(turn)] = (event.id, None)
+    for agent, (snapshot_id, turn_end) in last.items():
+        point = snapshot_id
+        if turn_end is not None and not any(
+            position[snapshot_id] < position[other] < position[turn_end] for other in snapshots
+        ):
+            point = turn_end
+        messages = resumable_context(session, point).messages
         record.contexts[agent] = [m for m in messages if m.get("role") != "system"]
     return record
 
@@ -213,6 +227,8 @@ def team_state(state: dict[str, Any], record: TeamRecord) -> dict[str, Any]:
                 agent["next_speaker_index"] = (members.index(last) + 1) % len(members)
             if "previous_speaker" in agent:
                 agent["previous_speaker"] = last
+            if "current_speaker" in agent and last is not None:
+                agent["current_speaker"] = last
         out[name] = agent
     return {**state, "agent_states": out}
 
