@@ -15,7 +15,10 @@ from typing import Any
 
 import groq
 import pytest
+import wrapt
+from opentelemetry import trace
 from opentelemetry.instrumentation.dependencies import get_dependency_conflicts
+from opentelemetry.instrumentation.utils import unwrap
 from opentelemetry.trace import SpanKind, StatusCode
 
 import otel_agent_trace as oat
@@ -357,6 +360,62 @@ def test_replay_reports_a_changed_prompt_and_never_sends_to_groq(tmp_path, monke
     with exchanges_kept(), model_replay(path) as player, pytest.raises(ModelReplayRefused):
         _agent_run(None)  # the client's default: https://api.groq.com
     assert player.report()["refused"] == ["POST https://api.groq.com/openai/v1/chat/completions"]
+
+
+PEER_SCOPE = "peer.groq"
+
+
+def _peer_wrapper(wrapped, instance, args, kwargs):
+    """A peer's wrapper of ``Completions.create`` as OpenLLMetry's Groq instrumentation wraps it
+    (``wrapt``, a CLIENT ``chat`` span)."""
+    attrs = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.system": "groq",
+        "gen_ai.request.model": kwargs["model"],
+    }
+    with trace.get_tracer(PEER_SCOPE).start_as_current_span(
+        f"chat {kwargs['model']}", kind=SpanKind.CLIENT, attributes=attrs
+    ):
+        return wrapped(*args, **kwargs)
+
+
+def test_a_peer_wrapped_before_us_one_span_ours(client, llm, provider, memory_exporter):
+    import groq.resources.chat.completions as module
+
+    GroqInstrumentor().uninstrument()
+    wrapt.wrap_function_wrapper(module, "Completions.create", _peer_wrapper)
+    ours = GroqInstrumentor()
+    ours.instrument(tracer_provider=provider)  # ours wraps around the peer's wrapper
+    try:
+        assert ours.foreign == ["groq.resources.chat.completions.Completions.create"]
+        llm.queue(FINAL)
+        assert client.chat.completions.create(model=MODEL, messages=[USER]).id == "chatcmpl-groq-final01"
+    finally:
+        ours.uninstrument()
+        unwrap(module.Completions, "create")
+        ours.instrument(tracer_provider=provider)
+    span = _one(memory_exporter)
+    assert span.instrumentation_scope.name == "otel_agent_trace"
+    assert span.attributes["gen_ai.response.id"] == "chatcmpl-groq-final01"
+
+
+def test_a_peer_wrapped_after_us_one_span_we_adopt(client, llm, checkpoint, memory_exporter):
+    import groq.resources.chat.completions as module
+
+    wrapt.wrap_function_wrapper(module, "Completions.create", _peer_wrapper)
+    try:
+        llm.queue(FINAL)
+        client.chat.completions.create(model=MODEL, messages=[USER])
+    finally:
+        unwrap(module.Completions, "create")
+    path = next(p for p in checkpoint.files if "checkpoint" in p.name)
+    checkpoint.stop()
+    span = _one(memory_exporter)
+    assert span.instrumentation_scope.name == PEER_SCOPE
+    assert span.attributes["gen_ai.response.id"] == "chatcmpl-groq-final01"  # described by us
+    session = load_session(path)  # our content and snapshot went onto the peer's span
+    assert [m["content"] for m in session.conversation()] == [USER["content"], ANSWER]
+    assert len(session.snapshots) == 1
 
 
 def test_declared_versions_cover_the_installed_one():
