@@ -1,7 +1,10 @@
 """Google ADK multi-agent runs on ``Gemini`` against the local server (Gemini's REST JSON):
 
 * a root ``LlmAgent`` with a sub-agent it transfers to (``transfer_to_agent``);
-* a ``SequentialAgent`` of two ``LlmAgent`` s.
+* a ``SequentialAgent`` of two ``LlmAgent`` s;
+* a ``LoopAgent`` of two ``LlmAgent`` s run twice, the second leaving it with ADK's ``exit_loop``;
+* a ``ParallelAgent`` of two ``LlmAgent`` s (the server answers each agent from its own script:
+  the branches ask in any order).
 
 One trace per run, each sub-agent's ``invoke_agent`` span under its parent's, its model and tool
 calls under it with the model's call ids; the session's messages and snapshots; the recorded
@@ -19,18 +22,21 @@ import pytest
 
 pytest.importorskip("google.adk")
 
-from google.adk.agents import LlmAgent, SequentialAgent  # noqa: E402
+from google.adk.agents import LlmAgent, LoopAgent, ParallelAgent, SequentialAgent  # noqa: E402
 from google.adk.agents.run_config import RunConfig, StreamingMode  # noqa: E402
 from google.adk.models.google_llm import Gemini  # noqa: E402
 from google.adk.runners import InMemoryRunner  # noqa: E402
+from google.adk.tools.exit_loop_tool import exit_loop  # noqa: E402
 from google.genai import types  # noqa: E402
 
 import otel_agent_trace as oat  # noqa: E402
 from otel_agent_trace.instrumentation.google_genai import GoogleGenAIInstrumentor  # noqa: E402
+from otel_agent_trace.model_replay import model_replay  # noqa: E402
 from otel_agent_trace.offline.resume import resume_and_continue, resume_from_snapshot  # noqa: E402
 from tests.context.helpers import spans_of, tree  # noqa: E402
+from tests.fakes.llm_server import FakeLLMServer  # noqa: E402
 from tests.genai.genai_helpers import strip_digests  # noqa: E402
-from tests.genai.replay_helpers import exchange_holders, record_then_replay  # noqa: E402
+from tests.genai.replay_helpers import exchange_holders, exchanges_kept, record_then_replay  # noqa: E402
 
 MODEL = "gemini-2.0-flash"
 GENERATE = f"generate_content {MODEL}"
@@ -358,3 +364,228 @@ def test_the_transfer_run_is_continued_by_a_new_adk_session(llm, checkpoint):
     assert calls == [{"id": "call_weather_1", "name": "get_weather", "args": {"city": "Paris"}}]
     assert any(p.get("text") == ANSWER for c in sent for p in c["parts"])
     assert sent[-1] == {"role": "user", "parts": [{"text": "And tomorrow?"}]}
+
+
+# -- LoopAgent ----------------------------------------------------------------------------------
+
+CHECK_AGAIN = "Check again."
+STILL = "Still 18°C and sunny in Paris."
+EXIT_CALL = _call("exit_loop", {}, "call_exit_1", "resp-exit")
+LOOP_SCRIPT = (
+    WEATHER_CALL,
+    WEATHER_ANSWER,
+    _response([{"text": CHECK_AGAIN}], "resp-check-1"),
+    _response([{"text": STILL}], "resp-weather-again"),
+    EXIT_CALL,
+)
+LOOP_RUN = (
+    "invoke_workflow refine",
+    [
+        (
+            "invoke_agent refine",
+            [
+                ("invoke_agent weather", WEATHER_STEPS),
+                ("invoke_agent checker", [(GENERATE, [])]),
+                ("invoke_agent weather", [(GENERATE, [])]),
+                ("invoke_agent checker", [(GENERATE, []), ("execute_tool exit_loop", [])]),
+            ],
+        )
+    ],
+)
+
+
+def _loop(base_url: str) -> LoopAgent:
+    checker = LlmAgent(
+        name="checker",
+        model=Gemini(model=MODEL, base_url=base_url),
+        instruction="You check the weather found; call exit_loop when it is right.",
+        tools=[exit_loop],
+    )
+    return LoopAgent(name="refine", sub_agents=[_weather(base_url), checker], max_iterations=3)
+
+
+@STREAMED
+def test_a_loop_agent_is_one_trace_its_rounds_under_it(streamed, llm, checkpoint, memory_exporter):
+    llm.queue(*_script(LOOP_SCRIPT, streamed))
+    done = asyncio.run(_run(_loop(llm.base_url), streamed))
+    assert done["tool_calls"] == [("weather", "get_weather", {"city": "Paris"}), ("checker", "exit_loop", {})]
+    assert [a for a in done["answers"] if a[1]] == [  # (exit_loop's, summary skipped: no text)
+        ("weather", ANSWER),
+        ("checker", CHECK_AGAIN),
+        ("weather", STILL),
+    ]
+    finished, session, spans, entries = _recorded(checkpoint, memory_exporter)
+    assert tree(spans) == [LOOP_RUN]
+    models = _model_spans(finished)
+    assert [s.attributes["gen_ai.agent.name"] for s in models] == [
+        "weather",
+        "weather",
+        "checker",
+        "weather",
+        "checker",
+    ]
+    assert [s.attributes["gen_ai.response.id"] for s in models] == [
+        "resp-weather-call",
+        "resp-weather-answer",
+        "resp-check-1",
+        "resp-weather-again",
+        "resp-exit",
+    ]
+    ids = {s.name: s.attributes["gen_ai.tool.call.id"] for s in finished if s.name.startswith("execute_tool")}
+    assert ids == {"execute_tool get_weather": "call_weather_1", "execute_tool exit_loop": "call_exit_1"}
+    assert len(llm.requests) == 5  # it left at exit_loop, before its third round
+
+    # the LoopAgent's span: the run's input, the last answer its sub-agents gave
+    assert _entry(entries, "invoke_agent refine").content == {"agent_input": QUESTION, "agent_output": STILL}
+    weather = [s.content for s in entries if s.name == "invoke_agent weather"]
+    assert weather == [
+        {"agent_input": QUESTION, "agent_output": ANSWER},
+        {"agent_input": QUESTION, "agent_output": STILL},
+    ]
+    assert len(session.snapshots) == 5  # one per model call
+    assert session.snapshots[-1]["tools_loaded"] == ["exit_loop"]
+
+
+# -- ParallelAgent ------------------------------------------------------------------------------
+
+NEWS = "Nothing new in Paris today."
+NEWS_CALL = _call("get_news", {"city": "Paris"}, "call_news_1", "resp-news-call")
+NEWS_ANSWER = _response([{"text": NEWS}], "resp-news-answer")
+PARALLEL_SCRIPTS = {
+    "You answer weather questions.": (WEATHER_CALL, WEATHER_ANSWER),
+    "You tell the news.": (NEWS_CALL, NEWS_ANSWER),
+}
+PARALLEL_RUN = (
+    "invoke_workflow fanout",
+    [
+        (
+            "invoke_agent fanout",
+            sorted(
+                [
+                    ("invoke_agent news", [(GENERATE, []), ("execute_tool get_news", []), (GENERATE, [])]),
+                    ("invoke_agent weather", WEATHER_STEPS),
+                ]
+            ),
+        )
+    ],
+)
+
+
+def get_news(city: str) -> str:
+    """News of a city."""
+    return f"Nothing new in {city}"
+
+
+class _ByAgent(FakeLLMServer):
+    """The local server answering each agent from its own script, told by its instruction (a
+    ParallelAgent's branches ask in any order)."""
+
+    def __init__(self, scripts: dict[str, tuple[dict[str, Any], ...]]) -> None:
+        super().__init__()
+        self.scripts = {marker: list(script) for marker, script in scripts.items()}
+
+    def next_recording(self, path: str, body: dict[str, Any]) -> dict[str, Any] | None:
+        parts = (body.get("systemInstruction") or {}).get("parts") or [{}]
+        instruction = "".join(p.get("text", "") for p in parts)
+        with self._lock:
+            for marker, script in self.scripts.items():
+                if marker in instruction and script:
+                    return script.pop(0)
+        return None
+
+
+def _scripts(streamed: bool) -> dict[str, tuple[dict[str, Any], ...]]:
+    return {marker: _script(script, streamed) for marker, script in PARALLEL_SCRIPTS.items()}
+
+
+def _fanout(base_url: str) -> ParallelAgent:
+    news = LlmAgent(
+        name="news",
+        model=Gemini(model=MODEL, base_url=base_url),
+        instruction="You tell the news.",
+        tools=[get_news],
+    )
+    return ParallelAgent(name="fanout", sub_agents=[_weather(base_url), news])
+
+
+def _sorted(node: tuple[str, list[Any]]) -> tuple[str, list[Any]]:
+    """A tree with the parallel agent's branches in name order (they start in any order)."""
+    name, children = node
+    if name == "invoke_agent fanout":
+        children = sorted(children)
+    return name, [_sorted(c) for c in children]
+
+
+@STREAMED
+def test_a_parallel_agent_is_one_trace_each_branch_under_it(streamed, checkpoint, memory_exporter):
+    with _ByAgent(_scripts(streamed)) as server:
+        done = asyncio.run(_run(_fanout(server.base_url), streamed))
+        requests = list(server.requests)
+    assert sorted(done["tool_calls"]) == [
+        ("news", "get_news", {"city": "Paris"}),
+        ("weather", "get_weather", {"city": "Paris"}),
+    ]
+    assert sorted(done["answers"]) == [("news", NEWS), ("weather", ANSWER)]
+    finished, session, spans, entries = _recorded(checkpoint, memory_exporter)
+    assert [_sorted(t) for t in tree(spans)] == [PARALLEL_RUN]
+    # each branch's model calls under its own agent, with their response ids and tool calls' ids
+    by_agent: dict[str, list[str]] = {}
+    for s in _model_spans(finished):
+        by_agent.setdefault(s.attributes["gen_ai.agent.name"], []).append(s.attributes["gen_ai.response.id"])
+    assert by_agent == {
+        "weather": ["resp-weather-call", "resp-weather-answer"],
+        "news": ["resp-news-call", "resp-news-answer"],
+    }
+    ids = {s.name: s.attributes["gen_ai.tool.call.id"] for s in finished if s.name.startswith("execute_tool")}
+    assert ids == {"execute_tool get_weather": "call_weather_1", "execute_tool get_news": "call_news_1"}
+    assert len(requests) == 4
+
+    # the ParallelAgent's span: the run's input, each branch's answer by its agent's name
+    assert _entry(entries, "invoke_agent fanout").content == {
+        "agent_input": QUESTION,
+        "agent_output": {"weather": ANSWER, "news": NEWS},
+    }
+    assert _entry(entries, "invoke_agent news").content == {"agent_input": QUESTION, "agent_output": NEWS}
+    assert _entry(entries, "invoke_agent weather").content == {
+        "agent_input": QUESTION,
+        "agent_output": ANSWER,
+    }
+    snapshots = session.snapshots
+    assert len(snapshots) == 4  # one per model call; each branch's answer the last result of one
+    assert {ANSWER, NEWS} <= {s["last_result"] for s in snapshots}
+
+
+@STREAMED
+def test_a_loop_agent_model_replayed_with_the_server_stopped(streamed, tmp_path):
+    def run(base_url: str) -> dict[str, Any]:
+        return asyncio.run(_run(_loop(base_url), streamed))
+
+    recorded, replayed, report, path = record_then_replay(tmp_path, _script(LOOP_SCRIPT, streamed), run)
+    assert replayed == recorded and [a for a in recorded["answers"] if a[1]][-1] == ("weather", STILL)
+    assert report["answered"] == 5 and report["divergences"] == [] and report["unused"] == 0
+    assert report["refused"] == []
+    assert exchange_holders(path) == [GENERATE] * 5  # ADK's spans, adopted
+
+
+@STREAMED
+def test_a_parallel_agent_model_replayed_with_the_server_stopped(streamed, tmp_path):
+    """Recorded against its server, then run again with that server stopped, answered from the
+    recording: the same calls and answers (the branches' in any order), each exchange once."""
+    with exchanges_kept():
+        with _ByAgent(_scripts(streamed)) as server:
+            base_url = server.base_url
+            session = oat.session("replayed", directory=tmp_path, tier="checkpoint").start()
+            try:
+                recorded = asyncio.run(_run(_fanout(base_url), streamed))
+            finally:
+                session.stop()
+            assert len(server.requests) == 4
+        (path,) = tmp_path.glob("*.checkpoint.jsonl")
+        with model_replay(path) as player:
+            replayed = asyncio.run(_run(_fanout(base_url), streamed))
+    report = player.report()
+    assert {k: sorted(v) for k, v in replayed.items()} == {k: sorted(v) for k, v in recorded.items()}
+    assert sorted(recorded["answers"]) == [("news", NEWS), ("weather", ANSWER)]
+    assert report["answered"] == 4 and report["divergences"] == [] and report["unused"] == 0
+    assert report["refused"] == []
+    assert exchange_holders(path) == [GENERATE] * 4  # ADK's spans, adopted

@@ -3,9 +3,11 @@
 * ``LlmAgent._run_async_impl(ctx)`` runs under ADK's ``invoke_agent`` span (its context attached
   while each event is produced): at the first event that span gets the user's message
   (``ctx.user_content``) as ``agent_input``; the final response's text, as it goes by, is
-  ``agent_output``. ``SequentialAgent._run_async_impl(ctx)`` alike: its sub-agents' events pass
-  through it (each sub-agent's span, under it, gets its own), the last final response is its
-  output.
+  ``agent_output``. ``SequentialAgent._run_async_impl(ctx)`` and ``LoopAgent``'s alike: its
+  sub-agents' events pass through it (each sub-agent's span, under it, gets its own), the last
+  final response is its output. ``ParallelAgent._run_async_impl(ctx)``: its branches' events
+  pass through it interleaved; its output is each answering agent's last final response, by
+  the agent's name (``{"weather": "...", "news": "..."}``).
 * ``FunctionTool.run_async(args=, tool_context=)`` runs under ADK's ``execute_tool`` span: it gets
   the arguments and the result (in the session; on the span as the content setting says); a tool
   run with no ADK span around it gets an ``execute_tool`` span of ours with the call id ADK gave.
@@ -49,15 +51,20 @@ def _record_input(span: Any, ctx: Any) -> None:
 
 
 @never_raise("google-adk agent event")
-def _observe(span: Any, event: Any) -> None:
+def _observe(span: Any, event: Any, answers: dict[str, str] | None) -> None:
     if sink.active() is None or not event.is_final_response():
         return
     text = _text(getattr(event, "content", None))
-    if text is not None:
+    if text is None:
+        return
+    if answers is None:
         gs.record_content(span, agent_output=text)
+    else:  # (a ParallelAgent's branches: each one's answer)
+        answers[str(getattr(event, "author", None) or "")] = text
+        gs.record_content(span, agent_output=dict(answers))
 
 
-async def _enriched(inner: Any, ctx: Any) -> Any:
+async def _enriched(inner: Any, ctx: Any, answers: dict[str, str] | None = None) -> Any:
     span = None
     first = True
     try:
@@ -68,17 +75,23 @@ async def _enriched(inner: Any, ctx: Any) -> Any:
                 if span is not None:
                     _record_input(span, ctx)
             if span is not None:
-                _observe(span, event)
+                _observe(span, event, answers)
             yield event
     finally:
         await inner.aclose()
 
 
 def agent_run(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-    """``LlmAgent._run_async_impl(ctx)`` / ``SequentialAgent._run_async_impl(ctx)``: the events
+    """``LlmAgent._run_async_impl(ctx)`` / ``SequentialAgent``'s / ``LoopAgent``'s: the events
     pass through unchanged."""
     ctx = kwargs.get("ctx", args[0] if args else None)
     return _enriched(wrapped(*args, **kwargs), ctx)
+
+
+def parallel_run(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    """``ParallelAgent._run_async_impl(ctx)``: the events pass through unchanged."""
+    ctx = kwargs.get("ctx", args[0] if args else None)
+    return _enriched(wrapped(*args, **kwargs), ctx, {})
 
 
 @never_raise("google-adk tool content")
