@@ -120,6 +120,21 @@ def test_its_spans_are_enriched_and_the_gemini_call_adopts_them(streamed, llm, c
     )
     # ADK sets no response id (its LlmResponse drops Gemini's): the adopting call gives it
     assert [s.attributes.get("gen_ai.response.id") for s in model_spans] == RESPONSE_IDS[streamed]
+    # and what else a trace viewer shows of each call: ADK's finish reason and usage, the model
+    # that answered and the tool call asked for (which ADK leaves out) from the adopting call
+    assert [
+        tuple(
+            s.attributes.get(key)
+            for key in (
+                "gen_ai.response.model",
+                "gen_ai.response.finish_reasons",
+                "gen_ai.usage.input_tokens",
+                "gen_ai.usage.output_tokens",
+                "agent_trace.tool_calls.names",
+            )
+        )
+        for s in model_spans
+    ] == [(MODEL, ("stop",), 60, 8, ("get_weather",)), (MODEL, ("stop",), 85, 12, None)]
     tool = next(s for s in finished if s.name == "execute_tool get_weather")
     call_id = tool.attributes["gen_ai.tool.call.id"]
     if streamed:  # Gemini sent no id: ADK's own, which it keeps from the model
