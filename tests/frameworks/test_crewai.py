@@ -284,8 +284,9 @@ def test_a_text_tool_call_crewai_does_not_run_has_no_span(llm, memory_exporter):
     assert "get_forecast" in llm.requests[1]["body"]["messages"][-2]["content"]
 
 
-def _react_crew(base_url: str, runs: list[str]) -> Crew:
-    """A crew whose agent's model has no function calling (ReAct), its tool counting its runs."""
+def _react_crew(base_url: str, runs: list[str], model: str = "o1-mini") -> Crew:
+    """A crew whose agent's model has no function calling (an o1 model: ReAct), its tool counting
+    its runs."""
 
     @tool("get_weather")
     def counted(city: str) -> str:
@@ -293,13 +294,13 @@ def _react_crew(base_url: str, runs: list[str]) -> Crew:
         runs.append(city)
         return f"18°C and sunny in {city}"
 
-    model = LLM(model="openai/o1-mini", base_url=base_url, api_key="sk-test", max_retries=0)
+    llm = LLM(model=f"openai/{model}", base_url=base_url, api_key="sk-test", max_retries=0)
     agent = Agent(
         role="weather",
         goal="Answer weather questions",
         backstory="You know the weather.",
         tools=[counted],
-        llm=model,
+        llm=llm,
         verbose=False,
     )
     return _crew(agent)
@@ -413,3 +414,39 @@ async def test_crewais_async_tool_usage_is_a_tool_span(checkpoint, memory_export
     tool_entry = next(s for s in spans_of(checkpoint_file) if s.name == "execute_tool get_weather")
     assert tool_entry.content["tool_arguments"] == {"city": "Paris"}
     assert tool_entry.content["tool_result"] == TOOL_OUTPUT
+
+
+@pytest.mark.parametrize("path", list(REACT))
+def test_a_react_runs_recorded_conversation_is_handed_to_kickoff_that_continues_it(path, llm, checkpoint):
+    """A ReAct run resumed into a new agent: the conversation as its model saw it (the Action and
+    its Observation in the model's own message), the agent's prompt left to the new agent (for
+    an o1 model CrewAI sends it as a ``System: …`` user message), the run continued."""
+    model, refused = REACT[path]
+    runs: list[str] = []
+    llm.queue(*_react_script(path))
+    assert str(_react_crew(llm.openai_url, runs, model).kickoff()) == ANSWER
+    sent = llm.requests[-1]["body"]["messages"]
+    recorded_file = next(p for p in checkpoint.files if "checkpoint" in p.name)
+    checkpoint.stop()
+    session = oat.load_session(recorded_file)
+    agent = _react_crew(llm.openai_url, runs, model).agents[0]
+    restored = resume_from_snapshot(session, None, agent=agent)
+    assert restored.target == "crewai"
+    # what the model saw after the agent's prompt (the task; after a refusal, CrewAI's switch to
+    # text; the Action with its Observation; CrewAI's nudge), then the final answer
+    prompt, *seen = sent
+    assert [m["content"] for m in restored.restored] == [m["content"] for m in seen] + [REACT_FINAL]
+    assert [m["role"] for m in restored.restored][-3:] == ["assistant", "user", "assistant"]
+    assert restored.restored[-3]["content"] == f"{REACT_CALL}\nObservation: {TOOL_OUTPUT}"
+
+    llm.reset()
+    tomorrow = "It will rain in Paris tomorrow."
+    llm.queue(*refused, _text_reply(f"Thought: I know it.\nFinal Answer: {tomorrow}", "chatcmpl-react03"))
+    done = resume_and_continue(session, None, "And tomorrow?", agent)
+    assert done.answer == tomorrow
+    assert runs == ["Paris"]  # the tool ran once, in the first run
+    again = [m["content"] for m in llm.requests[-1]["body"]["messages"]]
+    # the new agent's prompt once, the recorded turns, the new task
+    assert again.count(prompt["content"]) == 1 and again[0] == prompt["content"]
+    assert again[1 : len(restored.restored) + 1] == [m["content"] for m in restored.restored]
+    assert "And tomorrow?" in again[len(restored.restored) + 1]

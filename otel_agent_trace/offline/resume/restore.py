@@ -70,6 +70,18 @@ def _without_system(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return messages[i:]
 
 
+def _without_crewai_prompt(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """:func:`_without_system`, and the prompt as CrewAI's OpenAI provider sends it to a model
+    with no system role (an ``o1`` model): a leading user message ``System: …``. The agent's
+    ``kickoff`` writes its prompt again."""
+    rest = _without_system(messages)
+    if rest and rest[0].get("role") == "user":
+        content = rest[0].get("content")
+        if isinstance(content, str) and content.startswith("System: "):
+            return rest[1:]
+    return rest
+
+
 async def _into_model_context(agent: Any, messages: list[Any]) -> None:
     context = agent.model_context
     await context.clear()
@@ -192,7 +204,7 @@ def resume_from_snapshot(
         asyncio.run(_into_model_context(agent, restored))
     elif kind == "crewai":
         restored = openai_chat.from_recorded(
-            _without_system(messages)
+            _without_crewai_prompt(messages)
         )  # kickoff's messages; the agent's own prompt
     elif kind == "google_adk":
         restored = to_adk(_without_system(messages))  # a session's contents; the agent's instruction
