@@ -10,7 +10,8 @@
   ``--tools recorded`` the call is answered from the recording and the tool is not run.
 
 Pydantic AI's own ``chat`` spans need nothing here: the SDK call underneath adopts a model span it
-finds current (``model_call.begin``), so there is one model span per call either way.
+finds current (``model_call.begin``), so there is one model span per call either way; the adopted
+span gets the call's results it lacks (the tool calls' ids), its own values stay.
 """
 
 from __future__ import annotations
