@@ -319,23 +319,26 @@ def _trees(finished: list[Any]) -> list[Any]:
     return [[(r.name, children(r))] for r in roots]
 
 
-REACT_TREE = [
-    (
-        "invoke_workflow crew",
-        [
-            (
-                "invoke_agent weather",
-                [("chat o1-mini", []), ("execute_tool get_weather", []), ("chat o1-mini", [])],
-            )
-        ],
-    )
-]
+def _react_tree(path: str = "no_function_calling") -> list[Any]:
+    """A ReAct crew run's spans: the model call refused its tools (if it was), the one that wrote
+    the Action, the tool call, the one that answered."""
+    model, refused = REACT[path]
+    chat = (f"chat {model}", [])
+    steps = [chat] * (len(refused) + 1) + [("execute_tool get_weather", []), chat]
+    return [("invoke_workflow crew", [("invoke_agent weather", steps)])]
+
+
+REACT_TREE = _react_tree()
 
 
 @pytest.mark.parametrize("how", ["kickoff", "akickoff"])
-def test_a_react_run_replays_with_the_server_stopped_and_its_tool_answered(how, tmp_path, memory_exporter):
+@pytest.mark.parametrize("path", list(REACT))
+def test_a_react_run_replays_with_the_server_stopped_and_its_tool_answered(
+    path, how, tmp_path, memory_exporter
+):
     """Model replay of a ReAct run (in process, the model server stopped): the same answer and
-    tool spans, the tool call answered from the recording (not run again), every exchange used."""
+    tool spans, the tool call answered from the recording (not run again), every exchange used
+    (a provider's refusal of the tools too)."""
     import asyncio
 
     from tests.genai.replay_helpers import record_then_replay
@@ -343,31 +346,32 @@ def test_a_react_run_replays_with_the_server_stopped_and_its_tool_answered(how, 
     runs: list[str] = []
 
     def run(base_url: str) -> str:
-        crew = _react_crew(base_url, runs)
+        crew = _react_crew(base_url, runs, REACT[path][0])
         return str(crew.kickoff() if how == "kickoff" else asyncio.run(crew.akickoff()))
 
-    script = _react_script("no_function_calling")
-    recorded, replayed, report, path = record_then_replay(tmp_path, script, run)
+    script = _react_script(path)
+    recorded, replayed, report, recorded_file = record_then_replay(tmp_path, script, run)
     assert replayed == recorded == ANSWER
     assert runs == ["Paris"]  # run once, when recorded: the replay answered it from the recording
     assert report["divergences"] == [] and report["refused"] == []
-    assert report["answered"] == report["recorded_exchanges"] == 2 and report["unused"] == 0
+    assert report["answered"] == report["recorded_exchanges"] == len(script) and report["unused"] == 0
 
     finished = memory_exporter.get_finished_spans()
     # the recorded run's tree, then the replay's under the replay's own span
-    assert _trees(finished) == [REACT_TREE, [("model_replay", REACT_TREE)]]
+    assert _trees(finished) == [_react_tree(path), [("model_replay", _react_tree(path))]]
     first, second = [s for s in finished if s.name == "execute_tool get_weather"]
     assert "agent_trace.replay.tool_result" not in first.attributes
     assert second.attributes["agent_trace.replay.tool_result"] == "recorded"
     assert "gen_ai.tool.call.id" not in second.attributes
-    tool_entry = next(s for s in spans_of(path) if s.name == "execute_tool get_weather")
+    tool_entry = next(s for s in spans_of(recorded_file) if s.name == "execute_tool get_weather")
     assert tool_entry.content["tool_arguments"] == {"city": "Paris"}
     assert tool_entry.content["tool_result"] == TOOL_OUTPUT
 
 
 @pytest.mark.parametrize("how", ["crew_akickoff", "agent_kickoff_async"])
 async def test_an_async_react_tool_call_is_a_tool_span_under_the_agent(how, llm, checkpoint, memory_exporter):
-    """CrewAI's native async path runs a ReAct tool call through ``ToolUsage.ause``."""
+    """An async crew or agent in ReAct mode: its tool call under its agent span (CrewAI 1.15.30
+    runs it through ``ToolUsage.use`` on this path too; ``ause``: below)."""
     runs: list[str] = []
     llm.queue(*_react_script("no_function_calling"))
     crew = _react_crew(llm.openai_url, runs)
