@@ -4,8 +4,9 @@ provider against the replay server: one ``invoke_workflow`` span per crew run wi
 trace, the session id on every span, the conversation and a snapshot per model call in the
 session, what the server saw matching what was recorded; a failing tool on its span; the same
 for a tool call the model writes as ReAct text (``Action:`` / ``Action Input:``), the path CrewAI
-takes for a model without native function calling; and the recorded conversation handed back to
-an agent's ``kickoff`` that continues it.
+takes for a model without native function calling (sync and async, ``ToolUsage.ause`` included),
+replayed in process with the server stopped and its tool answered from the recording; and the
+recorded conversation (native and ReAct) handed back to an agent's ``kickoff`` that continues it.
 
 CrewAI pins versions the main test environment does not have (openai < 3, its own mcp, pydantic):
 these run in a virtualenv of their own (``python -m tests.services.crewai_venv run``, a step of
