@@ -455,3 +455,62 @@ def test_a_react_runs_recorded_conversation_is_handed_to_kickoff_that_continues_
     assert again.count(prompt["content"]) == 1 and again[0] == prompt["content"]
     assert again[1 : len(restored.restored) + 1] == [m["content"] for m in restored.restored]
     assert "And tomorrow?" in again[len(restored.restored) + 1]
+
+
+# a ReAct crew as a script of its own, for `otel-agent-trace replay --model-replay`: its tool
+# writes a line per run to runs.txt
+REACT_SCRIPT = """
+import json, os
+os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
+os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
+from crewai import LLM, Agent, Crew, Task
+from crewai.tools import tool
+
+@tool("get_weather")
+def get_weather(city: str) -> str:
+    \"\"\"Weather of a city.\"\"\"
+    with open("runs.txt", "a", encoding="utf-8") as f:
+        f.write(city + "\\n")
+    return f"18°C and sunny in {city}"
+
+llm = LLM(
+    model="openai/o1-mini",
+    base_url=os.environ["OPENAI_BASE_URL"],
+    api_key=os.environ["OPENAI_API_KEY"],
+    max_retries=0,
+)
+agent = Agent(
+    role="weather",
+    goal="Answer weather questions",
+    backstory="You know the weather.",
+    tools=[get_weather],
+    llm=llm,
+)
+task = Task(description="What's the weather in Paris?", expected_output="The weather.", agent=agent)
+print(json.dumps({"answer": Crew(agents=[agent], tasks=[task]).kickoff().raw}, ensure_ascii=False))
+"""
+
+
+def test_a_react_run_recorded_under_opentelemetry_instrument_is_replayed_by_the_cli(tmp_path):
+    """Recorded under ``opentelemetry-instrument``, replayed by ``otel-agent-trace replay
+    --model-replay`` with the server stopped: the same answer, the tool not run again."""
+    from tests.model_replay.conftest import SCRIPTS, agent_output, record, replay
+
+    scripts: dict[Any, Any] = SCRIPTS  # (the model server's script: answers as dicts here)
+    scripts.setdefault(("crewai-react", False), _react_script("no_function_calling"))
+    script = tmp_path / "react_crew.py"
+    script.write_text(REACT_SCRIPT, encoding="utf-8")
+    recorded = record(script, tmp_path / "run", provider="crewai-react")
+    assert json.loads(recorded.output) == {"answer": ANSWER}
+    runs = recorded.cwd / "runs.txt"
+    assert runs.read_text(encoding="utf-8") == "Paris\n"
+    tool_entry = next(s for s in spans_of(recorded.session) if s.name == "execute_tool get_weather")
+    assert tool_entry.content["tool_arguments"] == {"city": "Paris"}
+    assert tool_entry.content["tool_result"] == TOOL_OUTPUT
+
+    done, report = replay(recorded)
+    assert done.returncode == 0, done.stderr
+    assert agent_output(done) == recorded.output
+    assert runs.read_text(encoding="utf-8") == "Paris\n"  # answered from the recording
+    assert report["divergences"] == [] and report["refused"] == []
+    assert report["answered"] == report["recorded_exchanges"] == 2 and report["unused"] == 0
