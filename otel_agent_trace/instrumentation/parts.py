@@ -38,6 +38,7 @@ PARTS: dict[str, str] = {
     "agent_trace_ollama": "ollama:OllamaInstrumentor",
     "agent_trace_mistral": "mistral:MistralInstrumentor",
     "agent_trace_groq": "groq:GroqInstrumentor",
+    "agent_trace_cohere": "cohere:CohereInstrumentor",
     "agent_trace_litellm": "litellm:LiteLLMInstrumentor",
     "agent_trace_google_genai": "google_genai:GoogleGenAIInstrumentor",
     "agent_trace_langchain": "langchain:LangChainInstrumentor",

@@ -1,0 +1,1 @@
+_instruments = ("cohere >= 5.20, < 8",)
