@@ -1,6 +1,6 @@
 """The Google ADK tests, in a virtualenv of their own (google-adk pins google-genai < 3 and its own
 OpenTelemetry; its OpenAI model needs openai < 3): ``python -m tests.services.adk_venv install |
-run`` (see :mod:`tests.services.frameworks2`); the Google Gen AI tests run here too, on the
+run`` (see :mod:`tests.services.leg`); the Google Gen AI tests run here too, on the
 google-genai 2.x that ADK installs; ``$AGENT_TRACE_ADK_VENV``, default
 ``~/.cache/otel-agent-trace/adk-venv``, pinned by ``tests/constraints-adk.txt``."""
 
@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import sys
 
-from tests.services.frameworks2 import REPO, Leg
+from tests.services.leg import REPO, Leg
 
 ADK = Leg(
+    name="adk_venv",
     env_var="AGENT_TRACE_ADK_VENV",
     default_dir="~/.cache/otel-agent-trace/adk-venv",
     packages=("google-adk", "openai"),
@@ -25,4 +26,4 @@ ADK = Leg(
 )
 
 if __name__ == "__main__":
-    sys.exit(ADK.main(sys.argv[1:], "adk_venv"))
+    sys.exit(ADK.main(sys.argv[1:]))

@@ -1,5 +1,5 @@
 """The CrewAI tests, in a virtualenv of their own (CrewAI pins its own openai < 3, mcp and
-pydantic): ``python -m tests.services.crewai_venv install | run`` (see :mod:`tests.services.frameworks2`);
+pydantic): ``python -m tests.services.crewai_venv install | run`` (see :mod:`tests.services.leg`);
 ``$AGENT_TRACE_CREWAI_VENV``, default ``~/.cache/otel-agent-trace/crewai-venv``, pinned by
 ``tests/constraints-crewai.txt``."""
 
@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import sys
 
-from tests.services.frameworks2 import REPO, Leg
+from tests.services.leg import REPO, Leg
 
 CREWAI = Leg(
+    name="crewai_venv",
     env_var="AGENT_TRACE_CREWAI_VENV",
     default_dir="~/.cache/otel-agent-trace/crewai-venv",
     packages=("crewai",),
@@ -21,4 +22,4 @@ CREWAI = Leg(
 )
 
 if __name__ == "__main__":
-    sys.exit(CREWAI.main(sys.argv[1:], "crewai_venv"))
+    sys.exit(CREWAI.main(sys.argv[1:]))
