@@ -13,7 +13,7 @@ import inspect
 from typing import Any
 
 from otel_agent_trace import semconv
-from otel_agent_trace._internal.guard import internal_error, never_raise
+from otel_agent_trace._internal.guard import internal_error
 from otel_agent_trace.instrumentation._genai.calls import CallSpec
 from otel_agent_trace.instrumentation._genai.jsonable import jsonable, text_of
 from otel_agent_trace.instrumentation._genai.model_call import ModelCall, ModelResult
@@ -112,7 +112,6 @@ class GenerateSpec(CallSpec):
     def finish(self, call: ModelCall, response: Any, *, is_async: bool, functions: bool = False) -> Any:
         """``functions``: Python functions among the tools (automatic function calling)."""
         if not self.stream:
-            _response_id_of_adopted(call, response)
             turns = _afc_turns(response, len(call.input_messages)) if call.content else None
             if not turns:
                 return super().finish(call, response, is_async=is_async)
@@ -202,22 +201,6 @@ class Accumulator:
         return result
 
 
-@never_raise("google-genai response id")
-def _response_id_of_adopted(call: ModelCall, response: Any) -> None:
-    """Another package's model span adopted (Google ADK's ``generate_content``): ADK never sees
-    Gemini's ``response_id`` (its ``LlmResponse`` drops it) and sets no ``gen_ai.response.id``;
-    the call gives it, unless that span has one already. Nothing else of the span is touched."""
-    if call.mode != "adopt":
-        return
-    response_id = getattr(response, "response_id", None)
-    span = call.span
-    if not isinstance(response_id, str) or not response_id or not span.is_recording():
-        return
-    attributes = getattr(span, "attributes", None) or {}
-    if semconv.GEN_AI_RESPONSE_ID not in attributes:
-        span.set_attribute(semconv.GEN_AI_RESPONSE_ID, response_id)
-
-
 def _afc_turns(response: Any, inputs: int) -> list[dict[str, Any]] | None:
     """With automatic function calling, the model's function calls and the SDK's function
     responses, in order (``automatic_function_calling_history`` is the input, then those)."""
@@ -250,7 +233,6 @@ class _EndsAtFinish(Accumulator):
         super().observe(response)
         candidates = getattr(response, "candidates", None)
         if candidates and all(getattr(c, "finish_reason", None) is not None for c in candidates):
-            _response_id_of_adopted(self.call, response)
             self.call.finish(self.result())
 
 
