@@ -13,6 +13,8 @@ LIBRARIES = (
     "botocore",
     "ollama",
     "mistralai",
+    "groq",
+    "cohere",
     "litellm",
     "google.genai",
     "strands",

@@ -106,6 +106,8 @@ def test_opentelemetry_instrument_records_bedrock_calls(llm, tmp_path: Path):
         ("bedrock", "BedrockInstrumentor", "botocore"),
         ("ollama", "OllamaInstrumentor", "ollama"),
         ("mistral", "MistralInstrumentor", "mistralai"),
+        ("groq", "GroqInstrumentor", "groq"),
+        ("cohere", "CohereInstrumentor", "cohere"),
         ("litellm", "LiteLLMInstrumentor", "litellm"),
         ("langchain", "LangChainInstrumentor", "langchain-core"),
         ("strands", "StrandsInstrumentor", "strands-agents"),
