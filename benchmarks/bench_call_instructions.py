@@ -18,7 +18,10 @@ in ``docs/benchmarks/zip.md``); the session file is written.
     python benchmarks/bench_call_instructions.py --client bedrock --configs none,bare,ours   # boto3 converse
 
 ``--client`` takes every client of ``bench_genai_calls.py`` (``ollama-embed`` in its one mode,
-``gemini-afc`` in the google-genai tests' virtualenv); the peers instrument ``openai`` only.
+``gemini-afc`` in the google-genai tests' virtualenv); the peers instrument ``openai``, and
+``openinference-litellm`` LiteLLM (``--client litellm``, where the openai peers run on the openai
+client under ``litellm.completion``). The "spans per call" column shows what each configuration
+exported per counted call: a peer that made no span instrumented nothing, and is no bound.
 """
 
 from __future__ import annotations
@@ -136,7 +139,8 @@ def main(argv: list[str] | None = None) -> int:
         mode, config, n = run
         call_mode, history = ("chat", int(mode.split()[0])) if args.history else (mode, 0)
         counts[run] = count(config, server.url, call_mode, n, args.warmup, history, args.shape, args.client)
-        print(f"{mode} {config} {n} calls done ({time.time() - started:.0f} s)", file=sys.stderr)
+        done = counts[run]  # (the counts as they come: a long run stopped early is not lost)
+        print(f"{mode} {config} {n} calls done ({time.time() - started:.0f} s): {done}", file=sys.stderr)
 
     with StubServer() as server, ThreadPoolExecutor(args.jobs) as pool:
         list(pool.map(one, runs))  # (the counts do not depend on what else runs: --jobs is wall time)
@@ -164,24 +168,38 @@ def render(report: dict) -> str:
             di = runs[str(hi)]["instructions"] - runs[str(lo)]["instructions"]
             per.setdefault(config, {})[mode] = di / (hi - lo)
     none = per["none"]
+
+    def spans(mode: str, config: str) -> float:
+        return report["raw"][mode][config][str(hi)]["spans"] / hi
+
     head = ["configuration"] + [f"{m}: added per call" for m in modes]
     head += [f"{m}: to contrib" for m in modes if "contrib" in per]
+    head += [f"{m}: spans per call" for m in modes]
     if history:
         head.append("400 / 10 messages")
     lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
     for config, figures in per.items():
         if config == "none":
             cells = [f"{figures[m]:,.0f} (the call itself)" for m in modes]
-            cells += [""] * (len(head) - 1 - len(modes))
+            cells += [""] * (len(head) - 1 - 2 * len(modes))
         else:
             added = {m: figures[m] - none[m] for m in modes}
             cells = [f"{added[m]:+,.0f}" for m in modes]
             if "contrib" in per:
-                cells += [f"{added[m] / (per['contrib'][m] - none[m]):.2f}×" for m in modes]
+                cells += [_ratio(added[m], per["contrib"][m] - none[m], spans(m, "contrib")) for m in modes]
             if history:
                 cells.append(f"{added[modes[1]] / added[modes[0]]:.2f}×")
+        cells += [f"{spans(m, config):.2f}" for m in modes]
         lines.append(f"| {CONFIGS[config][0]} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _ratio(added: float, contrib_added: float, contrib_spans: float) -> str:
+    """``added`` to contrib's, or why not: a contrib that exported no span (``litellm.completion``
+    goes around the openai method it wraps) did not instrument the call, and is no bound."""
+    if not contrib_spans:
+        return "— (contrib: no span)"
+    return f"{added / contrib_added:.2f}×"
 
 
 if __name__ == "__main__":

@@ -24,7 +24,11 @@ With ``--client bedrock`` the calls are a boto3 ``bedrock-runtime`` client's ``c
 ours, the bare span and the noise check (the peers here instrument ``openai`` only). The same
 with ``--client ollama`` (``ollama``'s ``chat``, the answer as Ollama's JSON / NDJSON),
 ``--client mistral`` (``mistralai``'s ``chat.complete`` / ``chat.stream``), ``--client
-litellm`` (``litellm.completion`` calling the OpenAI API through the openai client), ``--client
+litellm`` (``litellm.completion`` calling the OpenAI API through the openai client; the openai
+peers run too, though LiteLLM 1.110 posts to ``/chat/completions`` itself, so that contrib's and
+OpenLLMetry's wrappers of ``Completions.create`` make no span: only OpenInference's, which wraps
+the client's ``request``, does; OpenInference's LiteLLM instrumentor is one more peer,
+``openinference-litellm``), ``--client
 ollama-generate`` / ``ollama-embed`` (``ollama``'s ``generate``, plain and streamed, and
 ``embed``, never streamed: its "chat" column) and ``--client gemini-afc`` (google-genai's
 ``generate_content`` / ``generate_content_stream`` with a Python function as the tool: the SDK
@@ -71,7 +75,13 @@ PEERS = {
     ],
     "openinference": ["openinference-instrumentation-openai==0.1.66"],
     "openllmetry": ["opentelemetry-instrumentation-openai==0.62.4"],
+    # OpenInference's LiteLLM instrumentor (``--client litellm`` only: it wraps ``litellm.completion``)
+    "openinference-litellm": ["openinference-instrumentation-litellm==0.1.51"],
 }
+# Every peer's virtualenv also holds LiteLLM (``--client litellm``: the openai peers are counted on
+# the openai client's work under it), its dependencies at the main environment's versions
+# (tests/constraints.txt without the OpenTelemetry and OpenInference lines) so the call is the same.
+LITELLM = "litellm==1.110.2"
 CONTENT_ON = {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"}
 # config: (label, venv or None for this interpreter, environment)
 CONFIGS: dict[str, tuple[str, str | None, dict[str, str]]] = {
@@ -88,6 +98,7 @@ CONFIGS: dict[str, tuple[str, str | None, dict[str, str]]] = {
     ),
     "openinference": ("OpenInference", "openinference", {}),
     "openllmetry": ("OpenLLMetry", "openllmetry", {}),
+    "openinference-litellm": ("OpenInference litellm", "openinference-litellm", {}),
     "ours": ("ours, default (trace tier)", None, {}),
     "ours-both": ("ours, AGENT_TRACE_TIER=both + content", None, {"AGENT_TRACE_TIER": "both", **CONTENT_ON}),
     # not in the default list: the session file off, to tell the spans' cost from the recorder's
@@ -120,12 +131,32 @@ def _add_base(tree: str) -> None:
     CONFIGS["ours-base"] = (f"ours at {Path(tree).name}, default (trace tier)", None, {})
 
 
+def peers_of(client: str) -> list[str]:
+    """The configurations that run with ``client``: ours, the bare span and the noise check with
+    every client; the openai peers with ``openai`` and ``litellm`` (which calls the openai client),
+    OpenInference's LiteLLM instrumentor with ``litellm`` only."""
+    if client == "openai":
+        return [c for c in CONFIGS if c != "openinference-litellm"]
+    if client == "litellm":
+        return [c for c in CONFIGS if not c.startswith("floor")]
+    return [c for c, (_label, venv, _env) in CONFIGS.items() if venv is None]
+
+
 def setup_venvs() -> None:
-    for name, packages in PEERS.items():
-        venv = VENVS / name
-        if not (venv / "bin" / "python").exists():
-            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", *COMMON, *packages], check=True)
+    pins = [
+        line
+        for line in (ROOT / "tests" / "constraints.txt").read_text().splitlines()
+        if not line.startswith(("opentelemetry", "openinference"))
+    ]
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", prefix="bench-pins-") as constraints:
+        constraints.write("\n".join(pins) + "\n")
+        constraints.flush()
+        for name, packages in PEERS.items():
+            venv = VENVS / name
+            if not (venv / "bin" / "python").exists():
+                subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+            pip = [str(venv / "bin" / "pip"), "install", "-q", "-c", constraints.name]
+            subprocess.run([*pip, *COMMON, *packages, LITELLM], check=True)
 
 
 CHILD = str(ROOT / "benchmarks/genai_calls/child.py")
@@ -210,8 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         # (ours-base too, once --base-tree added it; not the references)
         default = [c for c in CONFIGS if c != "ours-spans" and not c.startswith("floor")]
-        if args.client != "openai":  # (the peers here instrument openai only; so does the floor)
-            default = [c for c in default if CONFIGS[c][1] is None]
+        default = [c for c in default if c in peers_of(args.client)]
         configs = [c for c in (args.configs or ",".join(default)).split(",") if c]
         opts |= {"histories": [0]}
         modes = [m for m in args.modes.split(",") if m and ONE_MODE.get(args.client, m) == m]

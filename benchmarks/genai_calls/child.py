@@ -150,6 +150,11 @@ def setup(config: str, work: str) -> tuple[Any, OTLPFileExporter, Any]:
         from openinference.instrumentation.openai import OpenAIInstrumentor
     elif config == "openllmetry":
         from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+    elif config == "openinference-litellm":
+        from openinference.instrumentation.litellm import LiteLLMInstrumentor
+
+        LiteLLMInstrumentor().instrument(tracer_provider=provider)
+        return provider, exporter, None
     else:
         return provider, exporter, None
     OpenAIInstrumentor().instrument(tracer_provider=provider)
