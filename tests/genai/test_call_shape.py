@@ -189,3 +189,22 @@ def test_a_strands_model_span_takes_the_http_facts_too(http_layer, recording, ll
     a = chat.attributes
     assert a["server.address"] == "127.0.0.1" and a["server.port"] == llm.port
     assert a["http.response.status_code"] == 200 and a["agent_trace.http.duration"] > 0
+
+
+def test_a_value_the_sdk_warns_about_is_read_without_warning_again():
+    """A structured-output model holding a value its type does not expect (MagenticOne's ledger,
+    say): the SDK warns its user once; reading it for the session adds no second warning."""
+    import warnings
+
+    from pydantic import BaseModel
+
+    from otel_agent_trace.instrumentation._genai.jsonable import jsonable
+
+    class Ledger(BaseModel):
+        count: int
+
+    odd = Ledger.model_construct(count="three")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert jsonable({"ledger": odd}) == {"ledger": {"count": "three"}}
+    assert [str(w.message) for w in caught] == []

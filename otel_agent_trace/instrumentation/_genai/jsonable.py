@@ -51,8 +51,8 @@ def jsonable(value: Any, depth: int = 0) -> Any:
         return [jsonable(v, depth + 1) for v in value]
     dump = getattr(value, "model_dump", None)
     if callable(dump):
-        try:
-            dumped = dump(exclude_none=True, mode="json")
+        try:  # (the SDK warns its user of a value its type does not expect; we never warn again)
+            dumped = dump(exclude_none=True, mode="json", warnings=False)
         except TypeError:
             return jsonable(dump(), depth + 1)
         return dumped if _plain(dumped) else jsonable(dumped, depth + 1)
