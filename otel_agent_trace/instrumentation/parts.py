@@ -49,6 +49,7 @@ PARTS: dict[str, str] = {
     "agent_trace_openai_agents": "openai_agents:OpenAIAgentsInstrumentor",
     "agent_trace_pydantic_ai": "pydantic_ai:PydanticAIInstrumentor",
     "agent_trace_smolagents": "smolagents:SmolagentsInstrumentor",
+    "agent_trace_dspy": "dspy:DSPyInstrumentor",
     "agent_trace_llamaindex": "llamaindex:LlamaIndexInstrumentor",
     "agent_trace_autogen": "autogen:AutoGenInstrumentor",
     "agent_trace_crewai": "crewai:CrewAIInstrumentor",

@@ -1,0 +1,1 @@
+_instruments = ("dspy >= 3.0, < 4",)

@@ -1,0 +1,345 @@
+"""DSPy programs (``dspy.ReAct`` with a ``dspy.Tool``, ``Predict``, ``ChainOfThought``) on a
+``dspy.LM("openai/gpt-4o-mini", engine="litellm")`` against the replay server: one
+``invoke_agent`` span per top-level module call, sync and async, with the LiteLLM model calls and
+the tool calls under it, one trace, the module's inputs and its ``Prediction`` in the session;
+the tools' arguments and results, without call ids (a ReAct model writes the tool's name and
+arguments as text); a tool's exception on its span; the run model-replayed with the server
+stopped and its tools answered from the recording. DSPy caches model answers (on disk and in
+memory) by default: the tests switch that off, so each run reaches the server — and one test
+shows what a cached answer looks like (no request, no model span, the module's span still)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Iterator
+from typing import Any
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no fetch of its price list at import
+
+import pytest  # noqa: E402
+
+dspy = pytest.importorskip("dspy")
+
+from opentelemetry.trace import StatusCode  # noqa: E402
+
+import otel_agent_trace as oat  # noqa: E402
+from otel_agent_trace.instrumentation.dspy import DSPyInstrumentor  # noqa: E402
+from otel_agent_trace.instrumentation.litellm import LiteLLMInstrumentor  # noqa: E402
+from tests.context.helpers import spans_of, tree  # noqa: E402
+from tests.genai.replay_helpers import exchange_holders, record_then_replay  # noqa: E402
+
+QUESTION = "What's the weather in Paris?"
+ANSWER = "It is 18°C and sunny in Paris."
+TOOL_OUTPUT = "18°C and sunny in Paris"
+SHAPE = [
+    (
+        "invoke_agent Weather",
+        [
+            ("chat gpt-4o-mini", []),
+            ("execute_tool get_weather", []),
+            ("chat gpt-4o-mini", []),
+            ("execute_tool finish", []),  # ReAct's own tool: the model says it is done
+            ("chat gpt-4o-mini", []),  # ReAct's ChainOfThought extracts the answer
+        ],
+    )
+]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def dspy_instrumented(provider: Any) -> Iterator[None]:
+    instrumentors = [LiteLLMInstrumentor(), DSPyInstrumentor()]
+    mine = [inst for inst in instrumentors if not inst.is_instrumented_by_opentelemetry]
+    for inst in mine:
+        inst.instrument(tracer_provider=provider)
+    yield
+    for inst in reversed(mine):
+        inst.uninstrument()
+
+
+@pytest.fixture(autouse=True)
+def _no_dspy_cache() -> Iterator[None]:
+    """DSPy answers a request it has seen from its cache (on disk under ~/.dspy_cache, and in
+    memory) without calling the model: off, so every run reaches the server. (DSPy builds its
+    default cache when ``dspy.cache`` is first read: not read here, so no ~/.dspy_cache is made.)"""
+    configured = vars(dspy)
+    before = configured.get("cache")
+    dspy.configure_cache(enable_disk_cache=False, enable_memory_cache=False)
+    yield
+    if before is None:
+        configured.pop("cache", None)
+    else:
+        configured["cache"] = before
+
+
+class Weather(dspy.Signature):
+    """Answer weather questions."""
+
+    question: str = dspy.InputField()
+    answer: str = dspy.OutputField()
+
+
+def get_weather(city: str) -> str:
+    """Weather of a city."""
+    return f"18°C and sunny in {city}"
+
+
+def _lm(base_url: str) -> Any:
+    return dspy.LM(
+        "openai/gpt-4o-mini",
+        api_base=f"{base_url}/v1",
+        api_key="sk-test",
+        engine="litellm",
+        num_retries=0,
+        cache=False,
+    )
+
+
+def _reply(n: int, fields: dict[str, str]) -> dict[str, Any]:
+    """The model's answer as OpenAI's chat completions API sends it, in DSPy's ChatAdapter format
+    (``[[ ## field ## ]]`` sections)."""
+    text = "".join(f"[[ ## {k} ## ]]\n{v}\n\n" for k, v in fields.items()) + "[[ ## completed ## ]]"
+    message = {"role": "assistant", "content": text}
+    return {
+        "status": 200,
+        "json": {
+            "id": f"chatcmpl-dspy{n}",
+            "object": "chat.completion",
+            "created": 1764400000,
+            "model": "gpt-4o-mini-2024-07-18",
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 300 + 100 * n, "completion_tokens": 20, "total_tokens": 320 + 100 * n},
+        },
+    }
+
+
+REACT_SCRIPT = (
+    _reply(
+        1,
+        {
+            "next_thought": "I look the weather up.",
+            "next_tool_name": "get_weather",
+            "next_tool_args": json.dumps({"city": "Paris"}),
+        },
+    ),
+    _reply(2, {"next_thought": "I have it.", "next_tool_name": "finish", "next_tool_args": "{}"}),
+    _reply(3, {"reasoning": "The tool said so.", "answer": ANSWER}),
+)
+
+
+def _react(tools: list[Any] | None = None) -> Any:
+    return dspy.ReAct(Weather, tools=tools or [get_weather], max_iters=4)
+
+
+def _run_react(base_url: str, how: str = "call", tools: list[Any] | None = None) -> Any:
+    agent = _react(tools)
+    with dspy.context(lm=_lm(base_url)):
+        if how == "acall":
+            return asyncio.run(agent.acall(question=QUESTION))
+        return agent(question=QUESTION)
+
+
+def _model_view(finished: Any) -> list[Any]:
+    return [s for s in finished if not s.name.startswith(("POST", "GET"))]
+
+
+@pytest.mark.parametrize("how", ["call", "acall"])
+def test_a_react_run_is_one_agent_span_over_its_model_and_tool_calls(how, llm, checkpoint, memory_exporter):
+    llm.queue(*REACT_SCRIPT)
+    prediction = _run_react(llm.base_url, how)
+    assert prediction.answer == ANSWER
+    files = [p for p in checkpoint.files if "checkpoint" not in p.name]
+    checkpoint_file = next(p for p in checkpoint.files if "checkpoint" in p.name)
+    session_id = checkpoint.session_id
+    checkpoint.stop()
+
+    finished = memory_exporter.get_finished_spans()
+    assert len({s.context.trace_id for s in finished}) == 1
+    assert all(s.attributes["agent_trace.session.id"] == session_id for s in finished)
+    assert tree(_model_view(spans_of(files[0]))) == SHAPE  # ReAct's inner modules: no spans
+    run = next(s for s in finished if s.name == "invoke_agent Weather")
+    assert run.parent is None
+    assert run.attributes["gen_ai.agent.name"] == "Weather"
+    assert run.attributes["gen_ai.agent.description"] == "Answer weather questions."
+    assert run.attributes["gen_ai.provider.name"] == "openai"
+    assert run.attributes["gen_ai.request.model"] == "gpt-4o-mini"
+    tools = {s.name: s for s in finished if s.name.startswith("execute_tool")}
+    assert set(tools) == {"execute_tool get_weather", "execute_tool finish"}
+    assert all(t.parent.span_id == run.context.span_id for t in tools.values())
+    weather = tools["execute_tool get_weather"].attributes
+    assert weather["gen_ai.tool.name"] == "get_weather" and weather["gen_ai.tool.type"] == "function"
+    assert weather["gen_ai.tool.description"] == "Weather of a city."
+    # the model wrote the tool's name and arguments as text: no call id, none made up
+    assert all("gen_ai.tool.call.id" not in t.attributes for t in tools.values())
+    chats = [s for s in finished if s.name == "chat gpt-4o-mini"]
+    assert [c.attributes["gen_ai.response.id"] for c in chats] == [
+        "chatcmpl-dspy1",
+        "chatcmpl-dspy2",
+        "chatcmpl-dspy3",
+    ]
+    assert all(c.parent.span_id == run.context.span_id for c in chats)
+
+    # what the server saw: the tool's result in the trajectory of the second call
+    bodies = [r["body"] for r in llm.requests]
+    assert len(bodies) == 3
+    assert TOOL_OUTPUT in json.dumps(bodies[1]["messages"], ensure_ascii=False)
+    # ... and what the session holds: the module's inputs and Prediction, the tool's I/O
+    in_session = spans_of(checkpoint_file)
+    run_entry = next(s for s in in_session if s.name == "invoke_agent Weather")
+    assert run_entry.content["agent_input"] == {"question": QUESTION}
+    output = run_entry.content["agent_output"]
+    assert output["answer"] == ANSWER and output["reasoning"] == "The tool said so."
+    assert output["trajectory"]["tool_args_0"] == {"city": "Paris"}
+    assert output["trajectory"]["observation_0"] == TOOL_OUTPUT
+    tool_entry = next(s for s in in_session if s.name == "execute_tool get_weather")
+    assert tool_entry.content["tool_arguments"] == {"city": "Paris"}
+    assert tool_entry.content["tool_result"] == TOOL_OUTPUT
+    recorded = oat.load_session(checkpoint_file).conversation()
+    assert [m["role"] for m in recorded] == ["system", "user", "assistant"]  # the last model call's
+
+
+def test_a_tool_error_is_on_its_span_and_the_run_goes_on(llm, memory_exporter):
+    def get_weather(city: str) -> str:
+        """Weather of a city."""
+        raise RuntimeError("weather service down")
+
+    llm.queue(*REACT_SCRIPT)
+    assert _run_react(llm.base_url, tools=[get_weather]).answer == ANSWER  # ReAct tells the model
+    assert "Execution error in get_weather" in json.dumps(llm.requests[1]["body"]["messages"])
+    (span,) = [s for s in memory_exporter.get_finished_spans() if s.name == "execute_tool get_weather"]
+    assert span.status.status_code is StatusCode.ERROR
+    assert span.attributes["error.type"] == "RuntimeError"
+    (run,) = [s for s in memory_exporter.get_finished_spans() if s.name == "invoke_agent Weather"]
+    assert run.status.status_code is StatusCode.UNSET
+
+
+def test_a_failed_call_ends_its_span_with_the_error(llm, memory_exporter):
+    llm.queue("openai_error_400")
+    with dspy.context(lm=_lm(llm.base_url)), pytest.raises(Exception) as raised:
+        dspy.Predict("question -> answer")(question=QUESTION)
+    (span,) = [s for s in memory_exporter.get_finished_spans() if s.name.startswith("invoke_agent")]
+    assert span.name == "invoke_agent Predict"  # a string signature: DSPy's class names it
+    assert span.status.status_code is StatusCode.ERROR
+    assert span.attributes["error.type"] == type(raised.value).__qualname__
+
+
+class Capital(dspy.Signature):
+    """Name a country's capital."""
+
+    country: str = dspy.InputField()
+    capital: str = dspy.OutputField()
+
+
+@pytest.mark.parametrize("how", ["call", "acall"])
+def test_predict_and_chain_of_thought_calls_are_agent_spans_too(how, llm, checkpoint, memory_exporter):
+    llm.queue(_reply(1, {"capital": "Paris"}), _reply(2, {"reasoning": "Known.", "capital": "Berlin"}))
+    predict, cot = dspy.Predict(Capital), dspy.ChainOfThought(Capital)
+    with dspy.context(lm=_lm(llm.base_url)):
+        if how == "acall":
+            first = asyncio.run(predict.acall(country="France"))
+            second = asyncio.run(cot.acall(country="Germany"))
+        else:
+            first, second = predict(country="France"), cot(country="Germany")
+    assert (first.capital, second.capital) == ("Paris", "Berlin")
+    checkpoint_file = next(p for p in checkpoint.files if "checkpoint" in p.name)
+    checkpoint.stop()
+    finished = memory_exporter.get_finished_spans()
+    runs = [s for s in finished if s.name.startswith("invoke_agent")]
+    # a Predict is named by its signature; a ChainOfThought rebuilds its signature (with
+    # ``reasoning``) and keeps no name of the user's: DSPy's class names it
+    assert [s.name for s in runs] == ["invoke_agent Capital", "invoke_agent ChainOfThought"]
+    assert len({s.context.trace_id for s in runs}) == 2  # two calls, two traces
+    chats = [s for s in finished if s.name == "chat gpt-4o-mini"]
+    assert [c.parent.span_id for c in chats] == [r.context.span_id for r in runs]
+    entries = [s for s in spans_of(checkpoint_file) if s.name.startswith("invoke_agent")]
+    assert [e.content["agent_input"] for e in entries] == [{"country": "France"}, {"country": "Germany"}]
+    assert [e.content["agent_output"] for e in entries] == [
+        {"capital": "Paris"},
+        {"reasoning": "Known.", "capital": "Berlin"},
+    ]
+
+
+def test_a_program_of_the_users_is_named_by_its_class_and_spans_once(llm, memory_exporter):
+    class Forecaster(dspy.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.capital = dspy.Predict(Capital)
+            self.react = _react()
+
+        def forward(self, country: str) -> Any:
+            city = self.capital(country=country).capital
+            return self.react(question=f"What's the weather in {city}?")
+
+    llm.queue(_reply(0, {"capital": "Paris"}), *REACT_SCRIPT)
+    with dspy.context(lm=_lm(llm.base_url)):
+        assert Forecaster()(country="France").answer == ANSWER
+    finished = memory_exporter.get_finished_spans()
+    (run,) = [s for s in finished if s.name.startswith("invoke_agent")]
+    assert run.name == "invoke_agent Forecaster"
+    under = [s for s in finished if s.parent is not None and s.parent.span_id == run.context.span_id]
+    assert [s.name for s in under if not s.name.startswith("POST")] == [
+        "chat gpt-4o-mini",
+        "chat gpt-4o-mini",
+        "execute_tool get_weather",
+        "chat gpt-4o-mini",
+        "execute_tool finish",
+        "chat gpt-4o-mini",
+    ]
+
+
+def test_with_dspys_cache_on_a_cached_answer_makes_no_request_and_no_model_span(
+    llm, tmp_path, memory_exporter
+):
+    dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=True, disk_cache_dir=str(tmp_path))
+    llm.queue(_reply(1, {"capital": "Paris"}))
+    lm = dspy.LM("openai/gpt-4o-mini", api_base=f"{llm.base_url}/v1", api_key="sk-test", engine="litellm")
+    with dspy.context(lm=lm):
+        answers = [dspy.Predict(Capital)(country="France").capital for _ in range(2)]
+    assert answers == ["Paris", "Paris"] and len(llm.requests) == 1  # the second from DSPy's cache
+    finished = memory_exporter.get_finished_spans()
+    runs = [s for s in finished if s.name == "invoke_agent Capital"]
+    chats = [s for s in finished if s.name == "chat gpt-4o-mini"]
+    assert len(runs) == 2 and len(chats) == 1 and chats[0].parent.span_id == runs[0].context.span_id
+
+
+@pytest.mark.parametrize("how", ["call", "acall"])
+def test_a_react_run_replays_with_the_server_stopped_and_its_tools_answered(how, tmp_path, memory_exporter):
+    calls: list[str] = []
+
+    def get_weather(city: str) -> str:
+        """Weather of a city."""
+        calls.append(city)
+        return f"18°C and sunny in {city}"
+
+    def run(base_url: str) -> Any:
+        return _run_react(base_url, how, tools=[get_weather]).answer
+
+    recorded, replayed, report, path = record_then_replay(tmp_path, REACT_SCRIPT, run)
+    assert replayed == recorded == ANSWER
+    assert calls == ["Paris"]  # run once, when recorded: the replay answered it from the recording
+    assert report["answered"] == 3 and report["divergences"] == [] and report["unused"] == 0
+    assert report["refused"] == []
+    assert exchange_holders(path) == ["chat gpt-4o-mini"] * 3
+    replayed_tools = [
+        s for s in memory_exporter.get_finished_spans()
+        if s.name.startswith("execute_tool") and "agent_trace.replay.tool_result" in s.attributes
+    ]  # fmt: skip
+    assert sorted(s.name for s in replayed_tools) == ["execute_tool finish", "execute_tool get_weather"]
+
+
+def test_on_dspys_native_engine_the_agent_and_tool_spans_are_there_without_model_spans(llm, memory_exporter):
+    """DSPy 3.4's ``engine="auto"`` (the default) sends an OpenAI model's calls through its own
+    HTTP client on plain sockets (``dspy.lm15``), not LiteLLM: no model span, no HTTP exchange
+    for a model replay. The module's and the tools' spans do not depend on the engine."""
+    llm.queue(*REACT_SCRIPT)
+    lm = dspy.LM("openai/gpt-4o-mini", api_base=f"{llm.base_url}/v1", api_key="sk-test", num_retries=0)
+    with dspy.context(lm=lm):
+        assert _react()(question=QUESTION).answer == ANSWER
+    assert len(llm.requests) == 3
+    finished = memory_exporter.get_finished_spans()
+    (run,) = [s for s in finished if s.name == "invoke_agent Weather"]
+    tools = [s for s in finished if s.name.startswith("execute_tool")]
+    assert [t.name for t in tools] == ["execute_tool get_weather", "execute_tool finish"]
+    assert all(t.parent.span_id == run.context.span_id for t in tools)
+    assert [s for s in finished if s.name.startswith(("chat", "POST"))] == []  # not seen
