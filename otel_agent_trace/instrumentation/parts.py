@@ -54,6 +54,7 @@ PARTS: dict[str, str] = {
     "agent_trace_autogen": "autogen:AutoGenInstrumentor",
     "agent_trace_crewai": "crewai:CrewAIInstrumentor",
     "agent_trace_google_adk": "google_adk:GoogleADKInstrumentor",
+    "agent_trace_agno": "agno:AgnoInstrumentor",
 }
 
 

@@ -1,0 +1,1 @@
+_instruments = ("agno >= 3.0, < 4",)
