@@ -3,7 +3,8 @@ messages back into an agent — Strands / DevDuck agents (``agent.messages``), a
 state, the OpenAI Agents SDK's input items, a Pydantic AI agent's ``message_history``, a smolagents
 agent's memory, a LlamaIndex agent's ``chat_history``, an AutoGen ``AssistantAgent``'s model context
 or an AutoGen team's state (:mod:`.autogen_team`), the messages of a CrewAI agent's ``kickoff``, a
-Google ADK session's contents, or a plain OpenAI- or Anthropic-format message list.
+Google ADK session's contents, an Agno agent's run input, or a plain OpenAI- or Anthropic-format
+message list.
 
 One concept a module: :mod:`.conversation` (the conversation at an entry), :mod:`.history` (cut
 back to the last complete turn), :mod:`.snapshots` (finding one), :mod:`.restore` (into an agent
@@ -27,7 +28,15 @@ from .conversation import rebuild_context
 from .errors import ResumeError
 from .history import Context, resumable_context, valid_history
 from .restore import Restored, kind_of, resume_from_snapshot
-from .sdk_objects import to_adk, to_autogen, to_langchain, to_llamaindex, to_pydantic_ai, to_smolagents
+from .sdk_objects import (
+    to_adk,
+    to_agno,
+    to_autogen,
+    to_langchain,
+    to_llamaindex,
+    to_pydantic_ai,
+    to_smolagents,
+)
 from .snapshots import find_snapshot, snapshot_messages
 
 __all__ = [
@@ -43,6 +52,7 @@ __all__ = [
     "resume_from_snapshot",
     "snapshot_messages",
     "to_adk",
+    "to_agno",
     "to_agents_input",
     "to_anthropic",
     "to_autogen",

@@ -117,10 +117,14 @@ def resume_and_continue(
         result = agent.kickoff([*restored.restored, {"role": "user", "content": new_query}])
     elif kind == "google_adk":
         result = asyncio.run(_run_adk(agent, restored.restored, new_query))
+    elif kind == "agno":
+        Message = import_module("agno.models.message").Message
+        result = agent.run([*restored.restored, Message(role="user", content=new_query)])
     elif kind == "callable":
         result = agent([*restored.restored, {"role": "user", "content": new_query}])
     else:
         raise ResumeError("resume_and_continue needs an agent")
     restored.result = result
-    restored.answer = _answer_text(result)
+    # an Agno run's output: its content (its messages are the whole run's, the answer last)
+    restored.answer = str(getattr(result, "content", None)) if kind == "agno" else _answer_text(result)
     return restored

@@ -1,7 +1,7 @@
 """Restoring a conversation into an agent: which kind of agent it is (by its type's module: no
 library is imported to tell), and the conversation in the shape that kind takes, put where it
 keeps it (``agent.messages``, a LangGraph thread's state, a smolagents memory, an AutoGen model
-context) or returned to be handed to its next run."""
+context) or returned to be handed to its next run (Agno's run input)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from .history import resumable_context, valid_history
 from .sdk_objects import (
     smolagents_memory,
     to_adk,
+    to_agno,
     to_autogen,
     to_langchain,
     to_llamaindex,
@@ -40,7 +41,7 @@ class Restored:
     entry_id: str
     messages: list[dict[str, Any]]  # the recorded conversation
     # strands | langgraph | openai_agents | pydantic_ai | smolagents | llamaindex | autogen
-    # | autogen_team | crewai | google_adk | openai_messages | anthropic_messages | callable | none
+    # | autogen_team | crewai | google_adk | agno | openai_messages | anthropic_messages | callable | none
     target: str
     restored: Any  # what was put in: the message list, the graph state, the input items
     system_prompt: Any = None
@@ -82,6 +83,15 @@ def _without_crewai_prompt(messages: list[dict[str, Any]]) -> list[dict[str, Any
     return rest
 
 
+def _without_developer(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """:func:`_without_system`, and a leading ``developer`` message: the system role as Agno's
+    OpenAI chat model sends it. The agent's run writes its instructions again."""
+    i = 0
+    while i < len(messages) and messages[i].get("role") in ("system", "developer"):
+        i += 1
+    return messages[i:]
+
+
 async def _into_model_context(agent: Any, messages: list[Any]) -> None:
     context = agent.model_context
     await context.clear()
@@ -116,6 +126,8 @@ def kind_of(agent: Any) -> str:
         return "crewai"
     if module.startswith("google.adk") and hasattr(agent, "sub_agents"):
         return "google_adk"
+    if module.startswith("agno") and hasattr(agent, "arun"):
+        return "agno"
     if isinstance(getattr(agent, "messages", None), list):
         return "strands"  # an agent object that keeps its conversation in .messages (DevDuck's wrapper too)
     if callable(agent):
@@ -208,6 +220,8 @@ def resume_from_snapshot(
         )  # kickoff's messages; the agent's own prompt
     elif kind == "google_adk":
         restored = to_adk(_without_system(messages))  # a session's contents; the agent's instruction
+    elif kind == "agno":
+        restored = to_agno(_without_developer(messages))  # its next run's input; the agent's instructions
     elif kind == "callable":
         restored = openai_chat.from_recorded(messages)
     return Restored(

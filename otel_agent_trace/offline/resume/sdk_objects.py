@@ -1,5 +1,5 @@
 """Each SDK's message objects, for the agents that take objects rather than dicts (LangChain,
-Pydantic AI, smolagents, LlamaIndex, AutoGen, Google ADK): built from the neutral form
+Pydantic AI, smolagents, LlamaIndex, AutoGen, Google ADK, Agno): built from the neutral form
 (:mod:`otel_agent_trace.session_format.shapes.neutral`) the recorded messages are read into.
 
 Each function imports its SDK when called (only when an agent of it is given), so they are kept
@@ -167,6 +167,29 @@ def to_autogen(messages: list[dict[str, Any]], source: str = "assistant") -> lis
             out.append(models.AssistantMessage(content=calls, thought=text or None, source=source))
         else:
             out.append(models.AssistantMessage(content=text, source=source))
+    return out
+
+
+def to_agno(messages: list[dict[str, Any]]) -> list[Any]:
+    """Agno ``Message`` s (a run's input list; imports ``agno.models.message``): a model's tool
+    calls in the OpenAI chat shape Agno keeps them in, each result a ``tool`` message with its
+    call id and its tool's name."""
+    Message = import_module("agno.models.message").Message
+
+    out: list[Any] = []
+    names: dict[Any, str] = {}
+    for m in neutral(messages):
+        role, text = m["role"], m["content"]
+        if role == "tool":
+            call_id = m.get("tool_call_id")
+            name = m.get("name") or names.get(call_id)
+            out.append(Message(role="tool", content=text, tool_call_id=call_id, tool_name=name))
+        elif role == "assistant" and m.get("tool_calls"):
+            names.update((c["id"], c["name"]) for c in m["tool_calls"])
+            calls = openai_chat.from_recorded([m])[0]["tool_calls"]
+            out.append(Message(role="assistant", content=text, tool_calls=calls))
+        else:
+            out.append(Message(role=role, content=text))
     return out
 
 
