@@ -22,6 +22,7 @@ import pytest  # noqa: E402
 
 dspy = pytest.importorskip("dspy")
 
+from dspy import History  # noqa: E402
 from opentelemetry.trace import StatusCode  # noqa: E402
 
 import otel_agent_trace as oat  # noqa: E402
@@ -343,3 +344,33 @@ def test_on_dspys_native_engine_the_agent_and_tool_spans_are_there_without_model
     assert [t.name for t in tools] == ["execute_tool get_weather", "execute_tool finish"]
     assert all(t.parent.span_id == run.context.span_id for t in tools)
     assert [s for s in finished if s.name.startswith(("chat", "POST"))] == []  # not seen
+
+
+class Chat(dspy.Signature):
+    """Answer weather questions."""
+
+    question: str = dspy.InputField()
+    history: History = dspy.InputField()
+    answer: str = dspy.OutputField()
+
+
+def test_the_recorded_calls_become_the_dspy_history_a_new_call_continues_with(llm, checkpoint):
+    from otel_agent_trace.offline.resume.dspy_history import to_dspy_history
+
+    llm.queue(_reply(1, {"answer": ANSWER}))
+    with dspy.context(lm=_lm(llm.base_url)):
+        dspy.Predict(Chat)(question=QUESTION, history=dspy.History(messages=[]))
+    path = next(p for p in checkpoint.files if "checkpoint" in p.name)
+    checkpoint.stop()
+
+    history = to_dspy_history(oat.load_session(path), "Chat")  # (another process: only the file)
+    assert history.messages == [{"question": QUESTION, "answer": ANSWER}]
+    llm.reset()
+    llm.queue(_reply(2, {"answer": "It will rain in Paris tomorrow."}))
+    with dspy.context(lm=_lm(llm.base_url)):
+        done = dspy.Predict(Chat)(question="And tomorrow?", history=history)
+    assert done.answer == "It will rain in Paris tomorrow."
+    sent = llm.requests[-1]["body"]["messages"]
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "user"]
+    assert QUESTION in sent[1]["content"] and ANSWER in sent[2]["content"]
+    assert "And tomorrow?" in sent[3]["content"]
