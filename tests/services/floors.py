@@ -1,13 +1,14 @@
 """The model SDKs at the floors their ranges claim (``otel_agent_trace/instrumentation/*/package.py``),
 each with its tests, in virtualenvs of their own (the main test environment holds their newest):
 
-* ``mistralai`` 3.0.0 and ``litellm`` 1.110.0 together (``tests/constraints-floors-mistral-litellm.txt``);
+* ``mistralai`` 3.0.0, ``litellm`` 1.110.0, ``groq`` 0.30.0 and ``cohere`` 6.0.0 together
+  (``tests/constraints-floors-sdks.txt``);
 * ``ollama`` 0.4.0 alone (``tests/constraints-floors-ollama.txt``): it needs ``httpx < 0.28``,
   and LiteLLM 1.110 ``httpx >= 0.28``.
 
 ``python -m tests.services.floors install | run [pytest options] | pin``: each of the two in turn
 (see :mod:`tests.services.leg`), in ``$AGENT_TRACE_FLOORS_VENV`` (default
-``~/.cache/otel-agent-trace/floors-venv``) with ``-mistral-litellm`` and ``-ollama`` appended. The
+``~/.cache/otel-agent-trace/floors-venv``) with ``-sdks`` and ``-ollama`` appended. The
 tests under another framework (Strands, Pydantic AI: not installed here) are left out.
 """
 
@@ -39,9 +40,14 @@ def _leg(suffix: str, packages: tuple[str, ...], tests: tuple[str, ...]) -> Leg:
 
 FLOORS = (
     _leg(
-        "-mistral-litellm",
-        ("mistralai==3.0.0", "litellm==1.110.0"),
-        ("tests/genai/test_mistral.py", "tests/genai/test_litellm.py"),
+        "-sdks",
+        ("mistralai==3.0.0", "litellm==1.110.0", "groq==0.30.0", "cohere==6.0.0"),
+        (
+            "tests/genai/test_mistral.py",
+            "tests/genai/test_litellm.py",
+            "tests/genai/test_groq.py",
+            "tests/genai/test_cohere.py",
+        ),
     ),
     _leg("-ollama", ("ollama==0.4.0",), ("tests/genai/test_ollama.py",)),
 )

@@ -27,6 +27,7 @@ FRAMEWORKS2 = Leg(
     tests=(
         "tests/frameworks/test_llamaindex.py",
         "tests/frameworks/test_autogen.py",
+        "tests/frameworks/test_autogen_teams.py",
         "tests/model_replay/test_replay_agent_frameworks.py",  # (the frameworks not installed: skipped)
     ),
 )

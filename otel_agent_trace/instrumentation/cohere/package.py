@@ -1,1 +1,1 @@
-_instruments = ("cohere >= 5.20, < 8",)
+_instruments = ("cohere >= 6.0, < 8",)
