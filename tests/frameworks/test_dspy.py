@@ -11,6 +11,7 @@ shows what a cached answer looks like (no request, no model span, the module's s
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import os
 from collections.abc import Iterator
@@ -86,15 +87,11 @@ def get_weather(city: str) -> str:
     return f"18°C and sunny in {city}"
 
 
-def _lm(base_url: str) -> Any:
-    return dspy.LM(
-        "openai/gpt-4o-mini",
-        api_base=f"{base_url}/v1",
-        api_key="sk-test",
-        engine="litellm",
-        num_retries=0,
-        cache=False,
-    )
+def _lm(base_url: str, **options: Any) -> Any:
+    options = {"num_retries": 0, "cache": False, **options}
+    if "engine" in inspect.signature(dspy.LM.__init__).parameters:  # DSPy 3.4: also its own client
+        options.setdefault("engine", "litellm")
+    return dspy.LM("openai/gpt-4o-mini", api_base=f"{base_url}/v1", api_key="sk-test", **options)
 
 
 def _reply(n: int, fields: dict[str, str]) -> dict[str, Any]:
@@ -294,8 +291,7 @@ def test_with_dspys_cache_on_a_cached_answer_makes_no_request_and_no_model_span(
 ):
     dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=True, disk_cache_dir=str(tmp_path))
     llm.queue(_reply(1, {"capital": "Paris"}))
-    lm = dspy.LM("openai/gpt-4o-mini", api_base=f"{llm.base_url}/v1", api_key="sk-test", engine="litellm")
-    with dspy.context(lm=lm):
+    with dspy.context(lm=_lm(llm.base_url, cache=True)):
         answers = [dspy.Predict(Capital)(country="France").capital for _ in range(2)]
     assert answers == ["Paris", "Paris"] and len(llm.requests) == 1  # the second from DSPy's cache
     finished = memory_exporter.get_finished_spans()
