@@ -9,6 +9,7 @@ answered from the recording; and nothing of Agno imported until the agent import
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -249,7 +250,70 @@ def test_nothing_of_agno_is_imported_until_the_agent_imports_it():
         "from agno.agent import Agent\n"
         "from agno.tools.function import FunctionCall\n"
         "print(hasattr(Agent.run, '__wrapped__'), hasattr(FunctionCall.execute, '__wrapped__'))\n"
+        "assert 'agno.team.team' not in sys.modules\n"
+        "from agno.team import Team\n"
+        "print(hasattr(Team.run, '__wrapped__'))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["True", "True"]
+    assert done.stdout.split() == ["True", "True", "True"]  # agno.team's when it is imported
+
+
+def _delegation(member_id: str, task: str) -> dict[str, Any]:
+    from tests.fakes.llm_server import load_recording
+
+    body = load_recording("openai_chat_tool_call")["json"]
+    call = body["choices"][0]["message"]["tool_calls"][0]
+    call["id"] = "call_delegate_1"
+    call["function"] = {
+        "name": "delegate_task_to_member",
+        "arguments": json.dumps({"member_id": member_id, "task": task}),
+    }
+    return {"status": 200, "json": body}
+
+
+@pytest.mark.parametrize("how", ["run", "arun"])
+def test_a_teams_run_holds_its_members_run_under_the_delegation(how, llm, checkpoint, memory_exporter):
+    from agno.team import Team
+
+    model = OpenAIChat(id="gpt-4o-mini", base_url=llm.openai_url, api_key="sk-test", max_retries=0)
+    team = Team(name="forecast", model=model, members=[_agent(llm.base_url)], telemetry=False)
+    llm.queue(
+        _delegation("weather", QUESTION),
+        "openai_chat_tool_call",
+        "openai_chat_final",
+        {"status": 200, "json": _final("The weather agent says: " + ANSWER)},
+    )
+    output = team.run(QUESTION) if how == "run" else asyncio.run(team.arun(QUESTION))
+    assert output.content == "The weather agent says: " + ANSWER
+    files = [p for p in checkpoint.files if "checkpoint" not in p.name]
+    checkpoint_file = next(p for p in checkpoint.files if "checkpoint" in p.name)
+    checkpoint.stop()
+    finished = memory_exporter.get_finished_spans()
+    assert len({s.context.trace_id for s in finished}) == 1
+    spans = [s for s in spans_of(files[0]) if not s.name.startswith(("POST", "GET"))]
+    assert tree(spans) == [
+        (
+            "invoke_agent forecast",
+            [
+                ("chat gpt-4o-mini", []),
+                ("execute_tool delegate_task_to_member", SHAPE),  # the member's run under it
+                ("chat gpt-4o-mini", []),
+            ],
+        )
+    ]
+    team_span = next(s for s in finished if s.name == "invoke_agent forecast")
+    assert team_span.attributes["gen_ai.provider.name"] == "openai"
+    assert team_span.attributes["gen_ai.request.model"] == "gpt-4o-mini"
+    tools = {s.name: s for s in finished if s.name.startswith("execute_tool")}
+    assert (
+        tools["execute_tool delegate_task_to_member"].attributes["gen_ai.tool.call.id"] == "call_delegate_1"
+    )
+    assert tools["execute_tool get_weather"].attributes["gen_ai.tool.call.id"] == "call_weather_1"
+    in_session = {s.name: s for s in spans_of(checkpoint_file)}
+    delegation = in_session["execute_tool delegate_task_to_member"].content
+    assert delegation["tool_arguments"] == {"member_id": "weather", "task": QUESTION}
+    assert ANSWER in delegation["tool_result"]  # the member's answer, as the leader's model got it
+    assert ANSWER in json.dumps(llm.requests[3]["body"]["messages"][-1], ensure_ascii=False)
+    assert in_session["invoke_agent weather"].content["agent_output"] == ANSWER
+    assert in_session["invoke_agent forecast"].content["agent_input"] == QUESTION

@@ -5,13 +5,16 @@
   ``agent_output``. Streamed, the call returns a generator of events: the span is current only
   while the generator runs (never across a ``yield``) and ends when it is exhausted, closed or
   fails; the output is the ``RunCompletedEvent``'s (or the ``RunOutput``'s) content, else the
-  text of the content events joined.
+  text of the content events joined. Agno does not raise for a failed run: a ``RunOutput`` with
+  the status ``ERROR`` or a ``RunErrorEvent`` makes the span's status ``ERROR``.
 * ``Agent.arun``: the same for a coroutine (the span current while it is awaited) and for an
-  async generator of events.
+  async generator of events. ``Team.run`` / ``Team.arun`` the same.
 * ``FunctionCall.execute`` / ``aexecute``: one tool call, with the model's call id
   (``FunctionCall.call_id``), its arguments and its ``FunctionExecutionResult`` (a ``failure``
-  status is the span's error: Agno hands the error text to the model and goes on). Model-replayed
-  with ``tools="recorded"``, a call is answered from the recording by its call id.
+  status is the span's error: Agno hands the error text to the model and goes on). A tool that
+  returns a generator (a team's ``delegate_task_to_member``, which runs the member) keeps its span
+  open, current while Agno reads the generator, its text the result. Model-replayed with
+  ``tools="recorded"``, a call is answered from the recording by its call id.
 """
 
 from __future__ import annotations
@@ -103,7 +106,7 @@ def _failure(item: Any) -> tuple[str, str]:
 def _observe(state: _Run, item: Any) -> None:
     """A run's ``RunOutput`` (its status ``ERROR`` for a run that failed) or a streamed event."""
     kind = type(item).__name__
-    if kind in ("RunOutput", "RunCompletedEvent"):
+    if kind in ("RunOutput", "TeamRunOutput", "RunCompletedEvent"):
         state.output, state.has_output = getattr(item, "content", None), True
         if getattr(getattr(item, "status", None), "value", None) == "ERROR":
             state.failure = _failure(item)
@@ -221,15 +224,68 @@ def _start_tool(call: Any, tracer: trace.Tracer) -> Any:
     )
 
 
+@never_raise("agno tool result", default=(None, None))
 def _outcome(result: Any) -> tuple[Any, str | None]:
     """A ``FunctionExecutionResult``: its result, or its error (a ``failure``)."""
     if getattr(result, "status", None) == "failure":
         error = getattr(result, "error", None)
         return error, str(error or "failure")
-    value = getattr(result, "result", None)
-    if inspect.isgenerator(value) or inspect.isasyncgen(value):
-        return None, None  # a generator is consumed by Agno later: not known yet
-    return jsonable(value), None
+    return jsonable(getattr(result, "result", None)), None
+
+
+class _ToolStream:
+    """A tool that returns a generator (Agno's ``delegate_task_to_member``: the member's run):
+    its span stays open, current while Agno reads the generator, and ends with the text read."""
+
+    __slots__ = ("call", "span", "chunks")
+
+    def __init__(self, call: Any):
+        self.call = call
+        self.span = call.span
+        self.chunks: list[str] = []
+
+
+@never_raise("agno tool stream item")
+def _tool_item(state: _ToolStream, item: Any) -> None:
+    if isinstance(item, str):
+        state.chunks.append(item)
+
+
+@never_raise("agno tool stream end")
+def _tool_end(state: _ToolStream, error: BaseException | None, exhausted: bool) -> None:
+    if error is not None:
+        state.call.fail(error)
+    else:
+        state.call.finish("".join(state.chunks))
+
+
+def _streamed(call: Any, instance: Any, outcome: Any) -> bool:
+    """A successful call whose result is a generator: read under the call's span, which then
+    ends (``True``); else ``False`` (the caller finishes the call)."""
+    value = getattr(outcome, "result", None)
+    if getattr(outcome, "status", None) != "success":
+        return False
+    if inspect.isgenerator(value):
+        wrapped: Any = iterate_in_span(value, lambda: _ToolStream(call), _tool_item, _tool_end)
+    elif inspect.isasyncgen(value):
+        wrapped = aiterate_in_span(value, lambda: _ToolStream(call), _tool_item, _tool_end)
+    else:
+        return False
+    outcome.result = wrapped
+    if getattr(instance, "result", None) is value:
+        instance.result = wrapped
+    return True
+
+
+def _finished(call: Any, instance: Any, outcome: Any) -> Any:
+    call.exit()
+    try:
+        streamed = _streamed(call, instance, outcome)
+    except Exception:  # never the agent's problem: the call is recorded without its result
+        streamed = False
+    if not streamed:
+        call.finish(*_outcome(outcome))
+    return outcome
 
 
 def _recorded(instance: Any, call: Any) -> tuple[bool, Any]:
@@ -257,7 +313,13 @@ def execute_wrapper(tracer: Any) -> Any:
         found, answer = _recorded(instance, call)
         if found:
             return answer
-        return call.run(wrapped, args, kwargs, _outcome)
+        call.enter()
+        try:
+            outcome = wrapped(*args, **kwargs)
+        except BaseException as exc:
+            call.fail(exc)
+            raise
+        return _finished(call, instance, outcome)
 
     return execute
 
@@ -272,6 +334,12 @@ def aexecute_wrapper(tracer: Any) -> Any:
         found, answer = _recorded(instance, call)
         if found:
             return answer
-        return await call.arun(wrapped, args, kwargs, _outcome)
+        call.enter()
+        try:
+            outcome = await wrapped(*args, **kwargs)
+        except BaseException as exc:
+            call.fail(exc)
+            raise
+        return _finished(call, instance, outcome)
 
     return aexecute
