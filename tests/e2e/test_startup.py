@@ -16,6 +16,7 @@ LIBRARIES = (
     "groq",
     "cohere",
     "litellm",
+    "dspy",
     "google.genai",
     "strands",
     "agents",
