@@ -171,7 +171,9 @@ def test_a_failed_run_ends_its_span_with_the_error(stream, llm, memory_exporter)
     assert "Invalid value for 'temperature'" in (span.status.description or "")
 
 
-def test_the_recorded_conversation_is_restored_into_a_new_agent_that_continues_it(llm, checkpoint):
+def test_the_recorded_conversation_is_restored_into_a_new_agent_that_continues_it(
+    llm, checkpoint, session_dir
+):
     llm.queue("openai_chat_tool_call", "openai_chat_final")
     _run(llm.base_url, "run")
     path = next(p for p in checkpoint.files if "checkpoint" in p.name)
@@ -191,7 +193,8 @@ def test_the_recorded_conversation_is_restored_into_a_new_agent_that_continues_i
 
     llm.reset()
     llm.queue({"status": 200, "json": _final("It will rain in Paris tomorrow.")})
-    done = resume_and_continue(session, None, "And tomorrow?", agent)
+    with oat.session("resumed", directory=session_dir / "resumed", tier="checkpoint") as resumed:
+        done = resume_and_continue(session, None, "And tomorrow?", agent)
     assert done.answer == "It will rain in Paris tomorrow."
     (request,) = llm.requests  # the resumed run's first request carries the restored conversation
     sent = request["body"]["messages"]
@@ -200,6 +203,21 @@ def test_the_recorded_conversation_is_restored_into_a_new_agent_that_continues_i
     assert sent[1]["content"] == QUESTION and sent[2]["tool_calls"][0]["id"] == "call_weather_1"
     assert sent[3] == {"role": "tool", "content": TOOL_OUTPUT, "tool_call_id": "call_weather_1"}
     assert sent[4]["content"] == ANSWER and sent[5]["content"] == "And tomorrow?"
+    # the resumed run's input in its session: the restored messages and the query, as chat messages
+    (resumed_file,) = [p for p in resumed.files if "checkpoint" in p.name]
+    run_entry = next(s for s in spans_of(resumed_file) if s.name == "invoke_agent weather")
+    assert [m["role"] for m in run_entry.content["agent_input"]] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "user",
+    ]
+    assert run_entry.content["agent_input"][2] == {
+        "role": "tool",
+        "content": TOOL_OUTPUT,
+        "tool_call_id": "call_weather_1",
+    }
 
 
 def _final(text: str) -> dict[str, Any]:

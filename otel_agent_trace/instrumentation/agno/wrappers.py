@@ -75,6 +75,23 @@ def _input_of(args: Any, kwargs: dict[str, Any]) -> Any:
     return kwargs.get("input", args[0] if args else None)
 
 
+_MESSAGE_FIELDS = {"role", "content", "name", "tool_calls", "tool_call_id"}
+
+
+def _message(value: Any) -> Any:
+    """An Agno ``Message`` as the chat message it stands for (not its ids, metrics and flags)."""
+    if type(value).__name__ == "Message" and hasattr(value, "model_dump"):
+        return jsonable(value.model_dump(include=_MESSAGE_FIELDS, exclude_none=True))
+    return jsonable(value)
+
+
+def _input_content(task: Any) -> Any:
+    """A run's input: text, a message, a list of messages (a resumed conversation), a dict."""
+    if isinstance(task, list):
+        return [_message(m) for m in task]
+    return _message(task)
+
+
 @never_raise("agno run start", default=None)
 def _start(agent: Any, task: Any, tracer: trace.Tracer) -> _Run | None:
     model = getattr(agent, "model", None)
@@ -92,7 +109,7 @@ def _start(agent: Any, task: Any, tracer: trace.Tracer) -> _Run | None:
         ),
     )
     if sink.active() is not None and task is not None:
-        gs.record_content(span, agent_input=jsonable(task))
+        gs.record_content(span, agent_input=_input_content(task))
     return _Run(span)
 
 
