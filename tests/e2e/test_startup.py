@@ -28,6 +28,7 @@ LIBRARIES = (
     "autogen_agentchat",
     "crewai",
     "google.adk",
+    "agno",
 )
 
 _PROBE = """

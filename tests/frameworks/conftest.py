@@ -15,6 +15,7 @@ from tests.fakes.llm_server import FakeLLMServer
 
 @pytest.fixture(scope="package", autouse=True)
 def instrumented(provider: Any) -> Iterator[None]:
+    from otel_agent_trace.instrumentation.agno import AgnoInstrumentor
     from otel_agent_trace.instrumentation.autogen import AutoGenInstrumentor
     from otel_agent_trace.instrumentation.context import ContextInstrumentor
     from otel_agent_trace.instrumentation.crewai import CrewAIInstrumentor
@@ -39,6 +40,7 @@ def instrumented(provider: Any) -> Iterator[None]:
         StrandsToolsInstrumentor(),
         PydanticAIInstrumentor(),
         SmolagentsInstrumentor(),
+        AgnoInstrumentor(),
         LlamaIndexInstrumentor(),
         AutoGenInstrumentor(),
         CrewAIInstrumentor(),

@@ -111,6 +111,8 @@ def test_opentelemetry_instrument_records_bedrock_calls(llm, tmp_path: Path):
         ("litellm", "LiteLLMInstrumentor", "litellm"),
         ("langchain", "LangChainInstrumentor", "langchain-core"),
         ("strands", "StrandsInstrumentor", "strands-agents"),
+        ("agno", "AgnoInstrumentor", "agno"),
+        ("dspy", "DSPyInstrumentor", "dspy"),
     ],
 )
 def test_declared_versions_cover_the_installed_ones(module, cls, dist):
