@@ -6,7 +6,10 @@ the tools' arguments and results, without call ids (a ReAct model writes the too
 arguments as text); a tool's exception on its span; the run model-replayed with the server
 stopped and its tools answered from the recording. DSPy caches model answers (on disk and in
 memory) by default: the tests switch that off, so each run reaches the server — and one test
-shows what a cached answer looks like (no request, no model span, the module's span still)."""
+shows what a cached answer looks like (no request, no model span, the module's span still).
+DSPy 3.4's native engine (the default ``engine="auto"``, its own HTTP client): one ``chat`` span
+per call too (made at the engine, sync, async and streamed), its messages and snapshots in the
+session and not in the shareable tier; with both engines in one program, no call twice."""
 
 from __future__ import annotations
 
@@ -325,21 +328,146 @@ def test_a_react_run_replays_with_the_server_stopped_and_its_tools_answered(how,
     assert sorted(s.name for s in replayed_tools) == ["execute_tool finish", "execute_tool get_weather"]
 
 
-def test_on_dspys_native_engine_the_agent_and_tool_spans_are_there_without_model_spans(llm, memory_exporter):
-    """DSPy 3.4's ``engine="auto"`` (the default) sends an OpenAI model's calls through its own
-    HTTP client on plain sockets (``dspy.lm15``), not LiteLLM: no model span, no HTTP exchange
-    for a model replay. The module's and the tools' spans do not depend on the engine."""
+def _native_lm(base_url: str, **options: Any) -> Any:
+    """DSPy's default LM: on DSPy 3.4 ``engine="auto"`` sends an OpenAI model's calls through its
+    own HTTP client on plain sockets (``dspy.lm15``), not LiteLLM (before 3.4: LiteLLM)."""
+    options = {"num_retries": 0, "cache": False, **options}
+    return dspy.LM("openai/gpt-4o-mini", api_base=f"{base_url}/v1", api_key="sk-test", **options)
+
+
+@pytest.mark.parametrize("how", ["call", "acall"])
+def test_on_dspys_native_engine_each_model_call_is_a_model_span_under_the_run(
+    how, llm, checkpoint, memory_exporter
+):
     llm.queue(*REACT_SCRIPT)
-    lm = dspy.LM("openai/gpt-4o-mini", api_base=f"{llm.base_url}/v1", api_key="sk-test", num_retries=0)
-    with dspy.context(lm=lm):
-        assert _react()(question=QUESTION).answer == ANSWER
-    assert len(llm.requests) == 3
+    agent = _react()
+    with dspy.context(lm=_native_lm(llm.base_url)):
+        answer = asyncio.run(agent.acall(question=QUESTION)) if how == "acall" else agent(question=QUESTION)
+    assert answer.answer == ANSWER and len(llm.requests) == 3
+    shareable = next(p for p in checkpoint.files if "checkpoint" not in p.name)
+    checkpoint_file = next(p for p in checkpoint.files if "checkpoint" in p.name)
+    checkpoint.stop()
+
+    assert tree(_model_view(spans_of(shareable))) == SHAPE
     finished = memory_exporter.get_finished_spans()
     (run,) = [s for s in finished if s.name == "invoke_agent Weather"]
-    tools = [s for s in finished if s.name.startswith("execute_tool")]
-    assert [t.name for t in tools] == ["execute_tool get_weather", "execute_tool finish"]
-    assert all(t.parent.span_id == run.context.span_id for t in tools)
-    assert [s for s in finished if s.name.startswith(("chat", "POST"))] == []  # not seen
+    chats = [s for s in finished if s.name == "chat gpt-4o-mini"]
+    assert all(c.parent.span_id == run.context.span_id for c in chats)
+    assert [c.attributes["gen_ai.response.id"] for c in chats] == [
+        "chatcmpl-dspy1",
+        "chatcmpl-dspy2",
+        "chatcmpl-dspy3",
+    ]
+    first = chats[0].attributes
+    assert first["gen_ai.operation.name"] == "chat" and first["gen_ai.provider.name"] == "openai"
+    assert first["gen_ai.request.model"] == "gpt-4o-mini"
+    assert first["gen_ai.response.model"] == "gpt-4o-mini-2024-07-18"
+    assert [c.attributes["gen_ai.usage.input_tokens"] for c in chats] == [400, 500, 600]
+    assert first["gen_ai.usage.output_tokens"] == 20
+    assert first["gen_ai.response.finish_reasons"] == ("stop",)
+
+    # the session: each call's request messages and answer, and a snapshot after each
+    session = oat.load_session(checkpoint_file)
+    entries = [s for s in session.spans if s.name == "chat gpt-4o-mini"]
+    assert len(entries) == 3
+    sent = llm.requests[1]["body"]["messages"]
+    assert all(len(e.content["input_message_ids"]) == 2 for e in entries)
+    assert all(len(e.content["output_message_ids"]) == 1 for e in entries)
+    snapshots = session.snapshots
+    assert [x["description"] for x in snapshots] == ["after chat gpt-4o-mini"] * 3
+    second = snapshots[1]
+    assert [m["role"] for m in second["agent_messages"]] == ["system", "user", "assistant"]
+    assert second["agent_messages"][1]["content"] == sent[1]["content"]  # what the server got
+    assert TOOL_OUTPUT in second["last_query"] and "I have it." in second["last_result"]
+    assert second["model_info"]["model_id"] == "gpt-4o-mini-2024-07-18"
+    assert [m["role"] for m in session.conversation()] == ["system", "user", "assistant"]
+    assert ANSWER in session.conversation()[-1]["content"]
+    # ... and none of their text in the shareable tier
+    assert QUESTION in checkpoint_file.read_text() and ANSWER in checkpoint_file.read_text()
+    assert QUESTION not in shareable.read_text() and "I look the weather up." not in shareable.read_text()
+
+
+def test_one_model_span_per_call_on_either_engine(llm, memory_exporter):
+    """A program whose predictors use the native engine and the LiteLLM engine: each call one
+    ``chat`` span (the native engine's here, LiteLLM's by ``agent_trace_litellm``), none twice."""
+
+    class TwoEngines(dspy.Module):
+        def __init__(self, base_url: str) -> None:
+            super().__init__()
+            self.native = dspy.Predict(Capital)
+            self.native.lm = _native_lm(base_url)
+            self.litellm = dspy.Predict(Capital)
+            self.litellm.lm = _lm(base_url)
+
+        def forward(self, country: str) -> Any:
+            return [self.native(country=country).capital, self.litellm(country=country).capital]
+
+    llm.queue(_reply(1, {"capital": "Paris"}), _reply(2, {"capital": "Paris"}))
+    assert TwoEngines(llm.base_url)(country="France") == ["Paris", "Paris"]
+    assert len(llm.requests) == 2
+    finished = memory_exporter.get_finished_spans()
+    (run,) = [s for s in finished if s.name == "invoke_agent TwoEngines"]
+    chats = [s for s in finished if s.name.startswith("chat")]
+    assert [c.attributes["gen_ai.response.id"] for c in chats] == ["chatcmpl-dspy1", "chatcmpl-dspy2"]
+    assert all(c.parent.span_id == run.context.span_id for c in chats)
+
+
+def test_a_failed_native_call_is_its_model_span_with_the_error(llm, memory_exporter):
+    llm.queue("openai_error_400")
+    with dspy.context(lm=_native_lm(llm.base_url)), pytest.raises(Exception) as raised:
+        dspy.Predict(Capital)(country="France")
+    finished = memory_exporter.get_finished_spans()
+    (run,) = [s for s in finished if s.name == "invoke_agent Capital"]
+    (chat,) = [s for s in finished if s.name.startswith("chat")]
+    assert chat.parent.span_id == run.context.span_id
+    assert chat.status.status_code is StatusCode.ERROR and run.status.status_code is StatusCode.ERROR
+    assert "error.type" in chat.attributes and str(raised.value)
+
+
+def _streamed_reply(fields: dict[str, str]) -> dict[str, Any]:
+    """The answer as OpenAI's chat completions API streams it (SSE chunks), usage last."""
+    text = "".join(f"[[ ## {k} ## ]]\n{v}\n\n" for k, v in fields.items()) + "[[ ## completed ## ]]"
+    base = {"id": "chatcmpl-dspys", "object": "chat.completion.chunk", "created": 1764400000}
+    base["model"] = "gpt-4o-mini-2024-07-18"
+    pieces = [text[i : i + 12] for i in range(0, len(text), 12)]
+    chunks = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}]
+    chunks += [{**base, "choices": [{"index": 0, "delta": {"content": p}}]} for p in pieces]
+    chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    chunks.append(
+        {**base, "choices": [], "usage": {"prompt_tokens": 50, "completion_tokens": 9, "total_tokens": 59}}
+    )
+    return {"status": 200, "sse": [{"data": c} for c in chunks] + [{"data": "[DONE]"}]}
+
+
+@pytest.mark.parametrize("is_async", [False, True])  # the sync engine in a thread, the async engine
+def test_a_streamed_native_call_is_one_model_span_with_the_whole_answer(
+    is_async, llm, checkpoint, memory_exporter
+):
+    llm.queue(_streamed_reply({"capital": "Paris"}))
+    program = dspy.streamify(dspy.Predict(Capital), is_async_program=is_async)
+
+    async def run() -> list[Any]:
+        return [value async for value in program(country="France")]
+
+    with dspy.context(lm=_native_lm(llm.base_url)):
+        values = asyncio.run(run())
+    assert values[-1].capital == "Paris"
+    assert llm.requests[0]["body"]["stream"] is True
+    checkpoint_file = next(p for p in checkpoint.files if "checkpoint" in p.name)
+    checkpoint.stop()
+    finished = memory_exporter.get_finished_spans()
+    (run_span,) = [s for s in finished if s.name == "invoke_agent Capital"]
+    (chat,) = [s for s in finished if s.name.startswith("chat")]
+    assert chat.parent.span_id == run_span.context.span_id
+    assert chat.attributes["gen_ai.request.stream"] is True
+    assert chat.attributes["gen_ai.response.id"] == "chatcmpl-dspys"
+    assert chat.attributes["gen_ai.response.model"] == "gpt-4o-mini-2024-07-18"
+    assert chat.attributes["gen_ai.response.finish_reasons"] == ("stop",)
+    assert chat.attributes["gen_ai.usage.input_tokens"] == 50
+    assert chat.attributes["gen_ai.usage.output_tokens"] == 9
+    assert "gen_ai.response.time_to_first_chunk" in chat.attributes
+    (snapshot,) = oat.load_session(checkpoint_file).snapshots
+    assert snapshot["last_result"] == "[[ ## capital ## ]]\nParis\n\n[[ ## completed ## ]]"  # all of it
 
 
 class Chat(dspy.Signature):

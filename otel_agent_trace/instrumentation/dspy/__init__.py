@@ -5,7 +5,8 @@ under it; and an ``execute_tool {name}`` span per ``dspy.Tool`` call (``ReAct``'
 DSPy emits no OpenTelemetry spans of its own. Model calls are recorded underneath by the client
 DSPy calls: LiteLLM (``engine="litellm"``, and every DSPy before 3.4) → ``agent_trace_litellm``.
 DSPy 3.4's native engine (``engine="auto"`` picks it for the providers it knows) talks HTTP
-through its own socket transport, which no instrumentation of ours sees: no model span there."""
+through its own socket transport, which no instrumentation of ours sees: its calls are recorded
+here, at the engine (``native``): a ``chat {model}`` span per call, like LiteLLM's."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from otel_agent_trace.instrumentation._patching import Patches
 
 _MODULE = "dspy.primitives.module"
 _TOOL = "dspy.adapters.types.tool"
+_NATIVE = "dspy.clients.engines.lm15_engine"  # DSPy 3.4's native engine (none before)
 
 
 class DSPyInstrumentor(DeferredInstrumentor):  # type: ignore[misc]
@@ -29,13 +31,17 @@ class DSPyInstrumentor(DeferredInstrumentor):  # type: ignore[misc]
         return _instruments
 
     def _instrument_now(self, **kwargs: Any) -> None:
-        from . import wrappers
+        from . import native, wrappers
 
         tracer = self._patches.tracer
         self._patches.wrap(_MODULE, "Module.__call__", wrappers.module_wrapper(tracer))
         self._patches.wrap(_MODULE, "Module.acall", wrappers.async_module_wrapper(tracer))
         self._patches.wrap(_TOOL, "Tool.__call__", wrappers.tool_wrapper(tracer))
         self._patches.wrap(_TOOL, "Tool.acall", wrappers.async_tool_wrapper(tracer))
+        self._patches.wrap(_NATIVE, "LM15Engine.complete", native.complete_wrapper(tracer))
+        self._patches.wrap(_NATIVE, "LM15Engine.stream", native.stream_wrapper(tracer))
+        self._patches.wrap(_NATIVE, "AsyncLM15Engine.complete", native.async_complete_wrapper(tracer))
+        self._patches.wrap(_NATIVE, "AsyncLM15Engine.stream", native.async_stream_wrapper(tracer))
 
 
 __all__ = ["DSPyInstrumentor"]
