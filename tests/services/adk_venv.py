@@ -19,7 +19,8 @@ ADK = Leg(
     tests=(
         "tests/frameworks/test_google_adk.py",
         "tests/frameworks/test_google_adk_gemini.py",
-        "tests/frameworks/test_google_adk_multi_agent.py",  # a transfer to a sub-agent; a SequentialAgent, a LoopAgent, a ParallelAgent
+        # a transfer to a sub-agent; a SequentialAgent, a LoopAgent, a ParallelAgent
+        "tests/frameworks/test_google_adk_multi_agent.py",
         "tests/genai/test_google_genai.py",  # google-genai 2.x, as ADK installs it (3.x: genai.py)
         "tests/model_replay/test_replay_agent_frameworks.py",  # (the frameworks not installed: skipped)
     ),
