@@ -470,6 +470,69 @@ def test_a_streamed_native_call_is_one_model_span_with_the_whole_answer(
     assert snapshot["last_result"] == "[[ ## capital ## ]]\nParis\n\n[[ ## completed ## ]]"  # all of it
 
 
+@pytest.mark.parametrize("how", ["call", "acall"])
+def test_on_dspys_native_engine_a_react_run_replays_with_the_server_stopped(how, tmp_path, memory_exporter):
+    """The native engine's HTTP exchanges (lm15's own transport) are kept under its model spans
+    and answered from them: the run again with no server, its tools answered from the recording."""
+    calls: list[str] = []
+
+    def get_weather(city: str) -> str:
+        """Weather of a city."""
+        calls.append(city)
+        return f"18°C and sunny in {city}"
+
+    def run(base_url: str) -> Any:
+        agent = _react([get_weather])
+        with dspy.context(lm=_native_lm(base_url)):
+            if how == "acall":
+                return asyncio.run(agent.acall(question=QUESTION)).answer
+            return agent(question=QUESTION).answer
+
+    recorded, replayed, report, path = record_then_replay(tmp_path, REACT_SCRIPT, run)
+    assert replayed == recorded == ANSWER
+    assert calls == ["Paris"]
+    assert report["answered"] == 3 and report["divergences"] == [] and report["unused"] == 0
+    assert report["refused"] == []
+    assert exchange_holders(path) == ["chat gpt-4o-mini"] * 3
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+def test_a_streamed_native_call_replays_its_recorded_stream(is_async, tmp_path):
+    def run(base_url: str) -> Any:
+        program = dspy.streamify(dspy.Predict(Capital), is_async_program=is_async)
+
+        async def collect() -> list[Any]:
+            return [value async for value in program(country="France")]
+
+        with dspy.context(lm=_native_lm(base_url)):
+            return asyncio.run(collect())[-1].capital
+
+    script = (_streamed_reply({"capital": "Paris"}),)
+    recorded, replayed, report, path = record_then_replay(tmp_path, script, run)
+    assert recorded == replayed == "Paris"
+    assert report["answered"] == 1 and report["divergences"] == [] and report["refused"] == []
+    assert exchange_holders(path) == ["chat gpt-4o-mini"]
+
+
+def test_on_dspys_native_engine_a_replay_refuses_another_host_and_reports_a_divergence(tmp_path):
+    from otel_agent_trace.model_replay import ModelReplayDivergence, ModelReplayRefused, model_replay
+
+    def run(base_url: str) -> Any:
+        with dspy.context(lm=_native_lm(base_url)):
+            return dspy.Predict(Capital)(country="France").capital
+
+    recorded, replayed, _report, path = record_then_replay(tmp_path, (_reply(1, {"capital": "Paris"}),), run)
+    assert recorded == replayed == "Paris"
+    with model_replay(path) as player, pytest.raises(ModelReplayRefused):
+        run("http://models.example.invalid")  # never talked to when recorded: not sent
+    assert player.report()["refused"] == ["POST http://models.example.invalid/v1/chat/completions"]
+    loopback = _native_lm("http://127.0.0.1:9")  # a loopback address: the recorded origin
+    with model_replay(path) as player, pytest.raises(ModelReplayDivergence), dspy.context(lm=loopback):
+        dspy.Predict(Capital)(country="Germany")  # another question: another request body
+    (divergence,) = player.report()["divergences"]
+    assert divergence["recorded_index"] == 1 and divergence["span_name"] == "chat gpt-4o-mini"
+
+
 class Chat(dspy.Signature):
     """Answer weather questions."""
 

@@ -5,8 +5,8 @@ redacted URL, status, duration), and raw socket connects outside them as events.
 One instrumentor covers several optional clients, so it requires none: a client that is not
 installed is skipped silently (``package.py`` lists the versions each hook was written for).
 
-It also keeps each ``httpx`` / ``httpx2`` / botocore / requests / aiohttp exchange in the
-checkpoint tier for model replay, and starts a model replay asked for by
+It also keeps each ``httpx`` / ``httpx2`` / botocore / requests / aiohttp / lm15 (DSPy's native
+engine) exchange in the checkpoint tier for model replay, and starts a model replay asked for by
 ``AGENT_TRACE_MODEL_REPLAY`` (:mod:`._exchange`, :mod:`otel_agent_trace.model_replay`).
 """
 
@@ -26,7 +26,15 @@ from . import _span
 from ._clients import CLIENTS
 
 # the clients whose exchanges model replay keeps
-_EXCHANGE_TRANSPORTS = ("httpx", "httpx2", "botocore.httpsession", "requests.adapters", "aiohttp.client")
+_EXCHANGE_TRANSPORTS = (
+    "httpx",
+    "httpx2",
+    "botocore.httpsession",
+    "requests.adapters",
+    "aiohttp.client",
+    "dspy._vendor.lm15.transports._sync",  # DSPy 3.4's native engine: its own HTTP client
+    "dspy._vendor.lm15.transports._async",
+)
 _keep_exchanges = False
 
 

@@ -53,6 +53,8 @@ OTHER_TRANSPORTS = (
     ("botocore.httpsession", "_botocore"),
     ("requests.adapters", "_requests"),
     ("aiohttp.client", "_aiohttp"),
+    ("dspy._vendor.lm15.transports._sync", "_lm15"),  # DSPy 3.4's native engine
+    ("dspy._vendor.lm15.transports._async", "_lm15"),
 )
 # Request headers never kept (credentials); response headers that set them.
 _SECRET_WORDS = ("auth", "key", "token", "secret", "cookie", "password", "credential", "signature")
