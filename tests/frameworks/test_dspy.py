@@ -9,7 +9,8 @@ memory) by default: the tests switch that off, so each run reaches the server â€
 shows what a cached answer looks like (no request, no model span, the module's span still).
 DSPy 3.4's native engine (the default ``engine="auto"``, its own HTTP client): one ``chat`` span
 per call too (made at the engine, sync, async and streamed), its messages and snapshots in the
-session and not in the shareable tier; with both engines in one program, no call twice."""
+session and not in the shareable tier; with both engines in one program, no call twice; and
+model-replayed from its HTTP exchanges (lm15's transport), a host never recorded refused."""
 
 from __future__ import annotations
 
