@@ -5,8 +5,9 @@ under it; and an ``execute_tool {name}`` span per ``dspy.Tool`` call (``ReAct``'
 DSPy emits no OpenTelemetry spans of its own. Model calls are recorded underneath by the client
 DSPy calls: LiteLLM (``engine="litellm"``, and every DSPy before 3.4) → ``agent_trace_litellm``.
 DSPy 3.4's native engine (``engine="auto"`` picks it for the providers it knows) talks HTTP
-through its own socket transport, which no instrumentation of ours sees: its calls are recorded
-here, at the engine (``native``): a ``chat {model}`` span per call, like LiteLLM's."""
+through its own socket transport (vendored lm15), which no model instrumentation of ours sees:
+its calls are recorded here, at the engine (``native``): a ``chat {model}`` span per call, like
+LiteLLM's; ``agent_trace_http`` keeps that transport's exchanges for model replay."""
 
 from __future__ import annotations
 
