@@ -6,7 +6,8 @@ from importlib.metadata import entry_points
 
 import pytest
 
-from otel_agent_trace.instrumentation.parts import PARTS, load_part
+from otel_agent_trace.instrumentation._deferred import DeferredInstrumentor
+from otel_agent_trace.instrumentation.parts import PARTS, WAITS_FOR, load_part
 
 from .helpers import DEMO_AGENT, load, only_session, run_instrumented
 
@@ -17,6 +18,15 @@ def test_one_entry_point_of_ours_and_every_part_loads():
     ]
     assert [e.name for e in ours] == ["agent_trace"]
     assert [load_part(name).__name__ for name in PARTS][:2] == ["CoreInstrumentor", "ContextInstrumentor"]
+
+
+def test_each_library_part_waits_for_the_module_its_instrumentor_waits_for():
+    """The entry point loads a library's part when that module is imported; the part itself
+    patches when it is: the two names must be one, or a part would start too early or never."""
+    waiting = {
+        name: cls.library_module for name in PARTS if issubclass(cls := load_part(name), DeferredInstrumentor)
+    }
+    assert waiting == WAITS_FOR
 
 
 def _demo(tmp_path, disabled: str):
