@@ -63,7 +63,9 @@ PARTS: dict[str, str] = {
 
 
 # a library's part → the module it waits for (its ``DeferredInstrumentor.library_module``; a test
-# keeps the two equal): the part is loaded when that module is imported, not at start-up
+# keeps the two equal): the part is loaded when that module is imported, not at start-up. Not the
+# LiteLLM part: in a model replay it must set LITELLM_LOCAL_MODEL_COST_MAP before LiteLLM is
+# imported (LiteLLM fetches its price list from GitHub as it is imported), so it starts at once.
 WAITS_FOR: dict[str, str] = {
     "agent_trace_openai": "openai",
     "agent_trace_anthropic": "anthropic",
@@ -72,7 +74,6 @@ WAITS_FOR: dict[str, str] = {
     "agent_trace_mistral": "mistralai.client.chat",
     "agent_trace_groq": "groq.resources.chat.completions",
     "agent_trace_cohere": "cohere.v2.client",
-    "agent_trace_litellm": "litellm",
     "agent_trace_google_genai": "google.genai.models",
     "agent_trace_langchain": "langchain_core",
     "agent_trace_strands": "strands",

@@ -26,6 +26,7 @@ def test_each_library_part_waits_for_the_module_its_instrumentor_waits_for():
     waiting = {
         name: cls.library_module for name in PARTS if issubclass(cls := load_part(name), DeferredInstrumentor)
     }
+    del waiting["agent_trace_litellm"]  # at once: it sets LiteLLM's environment before its import
     assert waiting == WAITS_FOR
 
 
