@@ -10,16 +10,10 @@ import anthropic
 import pytest
 from opentelemetry.trace import SpanKind, StatusCode
 
-from tests.genai.genai_helpers import model_spans
+from tests.genai.genai_helpers import model_spans, one_model_span
 
 USER = [{"role": "user", "content": "Hi there"}]
 MODEL = "claude-test"
-
-
-def _one(memory_exporter):
-    spans = model_spans(memory_exporter)
-    assert len(spans) == 1, [s.name for s in spans]
-    return spans[0]
 
 
 def test_create_has_semconv_attributes(anthropic_client, memory_exporter):
@@ -27,7 +21,7 @@ def test_create_has_semconv_attributes(anthropic_client, memory_exporter):
         model=MODEL, max_tokens=100, messages=USER, system="Be brief.", stop_sequences=["END"]
     )
     assert msg.content[0].text == "Hello! How can I help?"
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     a = span.attributes
     assert span.name == f"chat {MODEL}" and span.kind is SpanKind.CLIENT
     assert a["gen_ai.provider.name"] == "anthropic" and a["gen_ai.operation.name"] == "chat"
@@ -53,7 +47,7 @@ def test_tool_use_stream_is_assembled(anthropic_client, llm, memory_exporter):
     assert isinstance(stream, anthropic.Stream)
     kinds = [e.type for e in stream]
     assert kinds[0] == "message_start" and kinds[-1] == "message_stop"
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     assert span.attributes["gen_ai.response.finish_reasons"] == ("tool_use",)
     assert span.attributes["agent_trace.tool_calls.ids"] == ("toolu_01Weather",)
     assert span.attributes["agent_trace.tool_calls.names"] == ("get_weather",)
@@ -66,7 +60,7 @@ def test_stream_helper(anthropic_client, memory_exporter):
         text = "".join(stream.text_stream)
         final = stream.get_final_message()
     assert text == "Hello! How can I help?" and final.id == "msg_01Strm"
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     assert span.attributes["gen_ai.response.id"] == "msg_01Strm"
     assert span.attributes["gen_ai.request.stream"] is True
     assert "agent_trace.stream.abandoned" not in span.attributes
@@ -87,7 +81,7 @@ def test_abandoned_stream_ends_span(anthropic_client, memory_exporter, how):
         next(iter(stream))
         del stream
         gc.collect()
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     assert span.attributes["agent_trace.stream.abandoned"] is True
     assert span.attributes["gen_ai.response.id"] == "msg_01Strm"
 
@@ -103,7 +97,7 @@ def test_errors_are_reraised_unchanged(anthropic_client, llm, memory_exporter, r
     llm.queue(recording)
     with pytest.raises(exc_type) as info:
         anthropic_client.messages.create(model=MODEL, max_tokens=10, messages=USER)
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     assert span.status.status_code is StatusCode.ERROR
     assert span.attributes["error.type"] == type(info.value).__qualname__
     assert any(e.name == "exception" for e in span.events)
@@ -144,7 +138,7 @@ def test_content_on_span_uses_semconv_parts(anthropic_client, llm, memory_export
     capture("SPAN_AND_EVENT")
     llm.queue("anthropic_messages_tool_use")
     anthropic_client.messages.create(model=MODEL, max_tokens=100, messages=USER, system="Be brief.")
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     out = json.loads(span.attributes["gen_ai.output.messages"])
     assert out[0]["parts"] == [
         {"type": "text", "content": "Let me check the weather."},
@@ -175,7 +169,7 @@ def test_raw_response_calls_have_the_response_facts(anthropic_client, memory_exp
             parsed = raw.parse()
             if stream:  # read while the response is open
                 assert [e.type for e in parsed][-1] == "message_stop"
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     assert span.attributes["gen_ai.response.id"] == ("msg_01Strm" if stream else "msg_01Text")
     assert span.attributes["gen_ai.response.model"] and span.attributes["gen_ai.usage.output_tokens"] > 0
 
@@ -185,4 +179,4 @@ async def test_async_raw_response_call_has_the_response_facts(async_anthropic_cl
         model=MODEL, max_tokens=10, messages=USER
     )
     assert (await raw.parse()).id == "msg_01Text"
-    assert _one(memory_exporter).attributes["gen_ai.response.id"] == "msg_01Text"
+    assert one_model_span(memory_exporter).attributes["gen_ai.response.id"] == "msg_01Text"

@@ -15,7 +15,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 from otel_agent_trace.instrumentation.bedrock import BedrockInstrumentor
 from otel_agent_trace.offline.loader import load_session
 from tests.fakes.llm_server import load_recording
-from tests.genai.genai_helpers import entries, model_spans, strip_digests
+from tests.genai.genai_helpers import entries, model_spans, one_model_span, strip_digests
 
 MODEL = "us.anthropic.claude-3-5-haiku-20241022-v1:0"
 USER = [{"role": "user", "content": [{"text": "What's the weather in Paris?"}]}]
@@ -42,12 +42,6 @@ ANTHROPIC_BODY = {
 }
 
 
-def _one(memory_exporter):
-    spans = model_spans(memory_exporter)
-    assert len(spans) == 1, [s.name for s in spans]
-    return spans[0]
-
-
 def _checkpoint_file(session):
     path = next(p for p in session.files if "checkpoint" in p.name)
     session.stop()
@@ -72,7 +66,7 @@ def test_converse_span_and_session(bedrock_client, llm, checkpoint, memory_expor
     assert response["stopReason"] == "tool_use"
     path = _checkpoint_file(checkpoint)
 
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     a = span.attributes
     assert span.name == f"chat {MODEL}" and span.kind is SpanKind.CLIENT
     assert a["gen_ai.provider.name"] == "aws.bedrock" and a["gen_ai.operation.name"] == "chat"
@@ -119,7 +113,7 @@ def test_converse_stream_is_passed_through_and_assembled(
     assert events == plain  # the same events, in the same order
     assert [next(iter(e)) for e in events][0] == "messageStart" and "metadata" in events[-1]
 
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     a = span.attributes
     assert a["gen_ai.request.stream"] is True and a["gen_ai.request.max_tokens"] == 300
     assert a["gen_ai.response.time_to_first_chunk"] > 0
@@ -158,7 +152,7 @@ def test_invoke_model_with_an_anthropic_body(bedrock_client, llm, provider, chec
     assert raw == plain["body"].read()  # byte for byte
     assert response["contentType"] == plain["contentType"] == "application/json"
 
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     a = span.attributes
     assert span.name == f"chat {MODEL}"
     assert a["gen_ai.request.max_tokens"] == 200 and a["gen_ai.request.temperature"] == 0.3
@@ -188,7 +182,7 @@ def test_invoke_model_with_response_stream(bedrock_client, llm, provider, checkp
     )
     assert events == plain and all(isinstance(e["chunk"]["bytes"], bytes) for e in events)
 
-    a = _one(memory_exporter).attributes
+    a = one_model_span(memory_exporter).attributes
     assert a["gen_ai.request.stream"] is True and a["gen_ai.response.time_to_first_chunk"] > 0
     assert a["gen_ai.response.id"] == "msg_bdrk_01Strm"
     assert a["gen_ai.response.finish_reasons"] == ("tool_use",)
@@ -248,7 +242,7 @@ def test_invoke_model_reads_other_families_generically(
     )
     assert answer == reply
     path = _checkpoint_file(checkpoint)
-    a = _one(memory_exporter).attributes
+    a = one_model_span(memory_exporter).attributes
     assert a["gen_ai.request.max_tokens"] == 64 and a["gen_ai.request.temperature"] == 0.1
     assert a["gen_ai.response.finish_reasons"] == (reason,)
     assert (a["gen_ai.usage.input_tokens"], a["gen_ai.usage.output_tokens"]) == usage
@@ -274,7 +268,7 @@ def test_abandoned_stream_ends_its_span(bedrock_client, llm, memory_exporter, ho
         next(iter(stream))
         del stream, response
         gc.collect()
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     assert span.attributes["agent_trace.stream.abandoned"] is True
     assert span.attributes["gen_ai.response.id"] == "req-stream-tool01"
     assert span.status.status_code is StatusCode.UNSET
@@ -285,7 +279,7 @@ def test_body_closed_unread_ends_its_span(bedrock_client, llm, memory_exporter):
     response = bedrock_client.invoke_model(modelId=MODEL, body=json.dumps(ANTHROPIC_BODY))
     assert model_spans(memory_exporter) == []  # not yet: the answer is in the body
     response["body"].close()
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     assert span.attributes["agent_trace.stream.abandoned"] is True
     assert span.attributes["aws.request_id"] == "req-invoke-tool01"
 
@@ -296,7 +290,7 @@ def test_errors_are_raised_unchanged(bedrock_client, llm, memory_exporter):
         bedrock_client.converse(**CONVERSE)
     assert info.value.response["Error"]["Code"] == "ThrottlingException"
     assert type(info.value) is bedrock_client.exceptions.ThrottlingException
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     assert span.status.status_code is StatusCode.ERROR
     assert span.attributes["error.type"] == "ThrottlingException"
     assert any(e.name == "exception" for e in span.events)
@@ -313,7 +307,7 @@ def test_an_error_in_the_stream_is_raised_unchanged(bedrock_client, llm, memory_
         for event in bedrock_client.converse_stream(**CONVERSE)["stream"]:
             received.append(event)
     assert len(received) == 3 and "The model stopped." in str(info.value)
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     assert span.status.status_code is StatusCode.ERROR
     assert span.attributes["error.type"] == "EventStreamError"
 
@@ -337,7 +331,7 @@ def test_semconv_messages_on_the_span_when_asked(bedrock_client, llm, memory_exp
         {"role": "user", "content": [{"toolResult": {"toolUseId": "t0", "content": [{"text": "18°C"}]}}]},
     ]
     bedrock_client.converse(modelId=MODEL, messages=history, system=SYSTEM, toolConfig=TOOLS)
-    a = _one(memory_exporter).attributes
+    a = one_model_span(memory_exporter).attributes
     assert json.loads(a["gen_ai.input.messages"]) == [
         {"role": "user", "parts": [{"type": "text", "content": "What's the weather in Paris?"}]},
         {

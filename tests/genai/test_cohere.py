@@ -25,7 +25,7 @@ import otel_agent_trace as oat
 from otel_agent_trace.instrumentation.cohere import CohereInstrumentor
 from otel_agent_trace.model_replay import ModelReplayDivergence, ModelReplayRefused, model_replay
 from otel_agent_trace.offline.loader import load_session
-from tests.genai.genai_helpers import model_spans, strip_digests
+from tests.genai.genai_helpers import model_spans, one_model_span, strip_digests, uninstrumented
 from tests.genai.replay_helpers import exchange_holders, exchanges_kept, record_then_replay
 
 MODEL = "command-a-03-2025"
@@ -171,20 +171,6 @@ def async_client(llm):
     return cohere.AsyncClientV2(api_key="co-test-key", base_url=llm.base_url, **NO_RETRIES)
 
 
-def _one(memory_exporter):
-    spans = model_spans(memory_exporter)
-    assert len(spans) == 1, [s.name for s in spans]
-    return spans[0]
-
-
-def _uninstrumented(provider, call):
-    CohereInstrumentor().uninstrument()
-    try:
-        return call()
-    finally:
-        CohereInstrumentor().instrument(tracer_provider=provider)
-
-
 def test_chat_span_and_session(client, llm, checkpoint, memory_exporter):
     llm.queue(TOOL_CALL)
     response = client.chat(
@@ -202,7 +188,7 @@ def test_chat_span_and_session(client, llm, checkpoint, memory_exporter):
     path = next(p for p in checkpoint.files if "checkpoint" in p.name)
     checkpoint.stop()
 
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     a = span.attributes
     assert span.name == f"chat {MODEL}" and span.kind is SpanKind.CLIENT
     assert a["gen_ai.provider.name"] == "cohere" and a["gen_ai.operation.name"] == "chat"
@@ -234,13 +220,15 @@ def test_stream_is_passed_through_and_assembled(client, llm, provider, checkpoin
     path = next(p for p in checkpoint.files if "checkpoint" in p.name)
     checkpoint.stop()
     llm.queue(TOOL_CALL_STREAM)
-    plain = _uninstrumented(
-        provider, lambda: list(client.chat_stream(model=MODEL, messages=[USER], tools=[TOOL]))
+    plain = uninstrumented(
+        CohereInstrumentor,
+        provider,
+        lambda: list(client.chat_stream(model=MODEL, messages=[USER], tools=[TOOL])),
     )
     assert events == plain and len(events) == 8  # the same events, in the same order
     assert llm.requests[0]["body"] == llm.requests[1]["body"]
 
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     a = span.attributes
     assert a["gen_ai.request.stream"] is True and a["gen_ai.response.time_to_first_chunk"] > 0
     assert a["gen_ai.response.id"] == "c14c80c3-stream-0002"
@@ -269,7 +257,7 @@ def test_a_stream_left_early_ends_its_span(client, llm, memory_exporter):
     stream = client.chat_stream(model=MODEL, messages=[USER])
     assert next(iter(stream)).type == "message-start"
     stream.close()
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     assert span.attributes["agent_trace.stream.abandoned"] is True
     assert span.attributes["gen_ai.response.id"] == "c14c80c3-stream-0001"
 
@@ -293,7 +281,7 @@ async def test_an_async_stream_left_early_ends_its_span(async_client, llm, memor
     stream = async_client.chat_stream(model=MODEL, messages=[USER])
     assert (await anext(stream)).type == "message-start"
     await stream.aclose()
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     assert span.attributes["agent_trace.stream.abandoned"] is True
 
 
@@ -306,7 +294,7 @@ def test_errors_are_raised_unchanged(client, llm, memory_exporter, streamed):
         else:
             client.chat(model=MODEL, messages=[USER])
     assert caught.value.status_code == 401 and caught.value.body == ERROR_401["json"]
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     assert span.status.status_code is StatusCode.ERROR
     assert span.attributes["error.type"] == "UnauthorizedError"
 
@@ -315,7 +303,7 @@ def test_requests_are_the_same_with_and_without_us(client, llm, provider):
     llm.queue(TOOL_CALL, TOOL_CALL)
     kwargs: dict[str, Any] = {"model": MODEL, "messages": [SYSTEM, USER], "tools": [TOOL], "temperature": 0}
     ours = client.chat(**kwargs)
-    plain = _uninstrumented(provider, lambda: client.chat(**kwargs))
+    plain = uninstrumented(CohereInstrumentor, provider, lambda: client.chat(**kwargs))
     assert ours == plain
     first, second = llm.requests
     assert first["body"] == second["body"]
@@ -404,7 +392,7 @@ def test_a_peer_wrapping_the_client_v2_one_span_we_describe(llm, checkpoint, mem
         del cohere.ClientV2.chat  # (the peer's wrapper was the subclass's own attribute)
     path = next(p for p in checkpoint.files if "checkpoint" in p.name)
     checkpoint.stop()
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     assert span.instrumentation_scope.name == "peer.cohere"
     assert span.attributes["gen_ai.response.id"] == "c14c80c3-final-0001"  # described by us
     session = load_session(path)  # our content and snapshot went onto the peer's span

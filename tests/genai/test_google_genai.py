@@ -24,7 +24,7 @@ from opentelemetry.trace import SpanKind, StatusCode  # noqa: E402
 import otel_agent_trace as oat  # noqa: E402
 from otel_agent_trace.instrumentation.google_genai import GoogleGenAIInstrumentor  # noqa: E402
 from otel_agent_trace.offline.loader import load_session  # noqa: E402
-from tests.genai.genai_helpers import model_spans, strip_digests  # noqa: E402
+from tests.genai.genai_helpers import model_spans, one_model_span, strip_digests, uninstrumented  # noqa: E402
 from tests.genai.replay_helpers import exchange_holders, record_then_replay  # noqa: E402
 
 MODEL = "gemini-2.0-flash"
@@ -68,20 +68,6 @@ def client(llm):
     return _client(llm.base_url)
 
 
-def _one(memory_exporter):
-    spans = model_spans(memory_exporter)
-    assert len(spans) == 1, [s.name for s in spans]
-    return spans[0]
-
-
-def _uninstrumented(provider, call):
-    GoogleGenAIInstrumentor().uninstrument()
-    try:
-        return call()
-    finally:
-        GoogleGenAIInstrumentor().instrument(tracer_provider=provider)
-
-
 def test_generate_content_span_and_session(client, llm, checkpoint, memory_exporter):
     llm.queue("gemini_generate_tool_call")
     response = client.models.generate_content(model=MODEL, contents=PROMPT, config=CONFIG)
@@ -90,7 +76,7 @@ def test_generate_content_span_and_session(client, llm, checkpoint, memory_expor
     path = next(p for p in checkpoint.files if "checkpoint" in p.name)
     checkpoint.stop()
 
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     a = span.attributes
     assert span.name == f"generate_content {MODEL}" and span.kind is SpanKind.CLIENT
     assert a["gen_ai.provider.name"] == "gcp.gemini" and a["gen_ai.operation.name"] == "generate_content"
@@ -123,7 +109,8 @@ def test_stream_is_passed_through_and_assembled(client, llm, provider, checkpoin
     path = next(p for p in checkpoint.files if "checkpoint" in p.name)
     checkpoint.stop()
     llm.queue("gemini_generate_tool_call_stream")
-    plain = _uninstrumented(
+    plain = uninstrumented(
+        GoogleGenAIInstrumentor,
         provider,
         lambda: list(client.models.generate_content_stream(model=MODEL, contents=PROMPT, config=CONFIG)),
     )
@@ -131,7 +118,7 @@ def test_stream_is_passed_through_and_assembled(client, llm, provider, checkpoin
     assert dump == [c.model_dump(exclude={"sdk_http_response"}) for c in plain] and len(chunks) == 3
     assert llm.requests[0]["body"] == llm.requests[1]["body"]
 
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     a = span.attributes
     assert a["gen_ai.request.stream"] is True and a["gen_ai.response.time_to_first_chunk"] > 0
     assert a["gen_ai.response.id"] == "resp-gemini-stream01"
@@ -149,7 +136,7 @@ def test_a_stream_left_early_ends_its_span(client, llm, memory_exporter):
     stream = client.models.generate_content_stream(model=MODEL, contents=PROMPT)
     assert next(stream).text == "It is 18°C "
     stream.close()
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     assert span.attributes["agent_trace.stream.abandoned"] is True
 
 
@@ -171,7 +158,7 @@ def test_errors_are_raised_unchanged(client, llm, memory_exporter):
     with pytest.raises(errors.ClientError) as caught:
         client.models.generate_content(model=MODEL, contents=PROMPT)
     assert caught.value.code == 429
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     assert span.status.status_code is StatusCode.ERROR
     assert span.attributes["error.type"] == "ClientError"
 
@@ -179,8 +166,10 @@ def test_errors_are_raised_unchanged(client, llm, memory_exporter):
 def test_requests_are_the_same_with_and_without_us(client, llm, provider):
     llm.queue("gemini_generate_tool_call", "gemini_generate_tool_call")
     ours = client.models.generate_content(model=MODEL, contents=PROMPT, config=CONFIG)
-    plain = _uninstrumented(
-        provider, lambda: client.models.generate_content(model=MODEL, contents=PROMPT, config=CONFIG)
+    plain = uninstrumented(
+        GoogleGenAIInstrumentor,
+        provider,
+        lambda: client.models.generate_content(model=MODEL, contents=PROMPT, config=CONFIG),
     )
     assert ours.model_dump(exclude={"sdk_http_response"}) == plain.model_dump(exclude={"sdk_http_response"})
     first, second = llm.requests
@@ -316,7 +305,7 @@ def test_automatic_function_calls_are_tool_spans_under_the_model_call(
     trace_file, checkpoint_file = sorted(checkpoint.files, key=lambda p: "checkpoint" in p.name)
     checkpoint.stop()
 
-    model = _one(memory_exporter)
+    model = one_model_span(memory_exporter)
     (tool_span,) = [s for s in memory_exporter.get_finished_spans() if s.name.startswith("execute_tool")]
     assert tool_span.name == f"execute_tool {tool.__name__}" and tool_span.parent is not None
     assert tool_span.parent.span_id == model.context.span_id

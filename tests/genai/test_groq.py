@@ -25,7 +25,7 @@ import otel_agent_trace as oat
 from otel_agent_trace.instrumentation.groq import GroqInstrumentor
 from otel_agent_trace.model_replay import ModelReplayDivergence, ModelReplayRefused, model_replay
 from otel_agent_trace.offline.loader import load_session
-from tests.genai.genai_helpers import model_spans, strip_digests
+from tests.genai.genai_helpers import model_spans, one_model_span, strip_digests, uninstrumented
 from tests.genai.replay_helpers import exchange_holders, exchanges_kept, record_then_replay
 
 MODEL = "llama-3.3-70b-versatile"
@@ -155,20 +155,6 @@ def async_client(llm):
     return groq.AsyncGroq(api_key="gsk-test", base_url=llm.base_url, max_retries=0)
 
 
-def _one(memory_exporter):
-    spans = model_spans(memory_exporter)
-    assert len(spans) == 1, [s.name for s in spans]
-    return spans[0]
-
-
-def _uninstrumented(provider, call):
-    GroqInstrumentor().uninstrument()
-    try:
-        return call()
-    finally:
-        GroqInstrumentor().instrument(tracer_provider=provider)
-
-
 def test_create_span_and_session(client, llm, checkpoint, memory_exporter):
     llm.queue(TOOL_CALL)
     response = client.chat.completions.create(
@@ -184,7 +170,7 @@ def test_create_span_and_session(client, llm, checkpoint, memory_exporter):
     path = next(p for p in checkpoint.files if "checkpoint" in p.name)
     checkpoint.stop()
 
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     a = span.attributes
     assert span.name == f"chat {MODEL}" and span.kind is SpanKind.CLIENT
     assert a["gen_ai.provider.name"] == "groq" and a["gen_ai.operation.name"] == "chat"
@@ -214,14 +200,15 @@ def test_stream_is_passed_through_and_assembled(client, llm, provider, checkpoin
     path = next(p for p in checkpoint.files if "checkpoint" in p.name)
     checkpoint.stop()
     llm.queue(TOOL_CALL_STREAM)
-    plain = _uninstrumented(
+    plain = uninstrumented(
+        GroqInstrumentor,
         provider,
         lambda: list(client.chat.completions.create(model=MODEL, messages=[USER], tools=[TOOL], stream=True)),
     )
     assert chunks == plain and len(chunks) == 3  # the same chunks, in the same order
     assert llm.requests[0]["body"] == llm.requests[1]["body"]
 
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     a = span.attributes
     assert a["gen_ai.request.stream"] is True and a["gen_ai.response.time_to_first_chunk"] > 0
     assert a["gen_ai.response.id"] == "chatcmpl-groq-stream02"
@@ -249,7 +236,7 @@ def test_a_stream_left_early_ends_its_span(client, llm, memory_exporter):
     stream = client.chat.completions.create(model=MODEL, messages=[USER], stream=True)
     next(iter(stream))
     stream.close()
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     assert span.attributes["agent_trace.stream.abandoned"] is True
 
 
@@ -290,7 +277,7 @@ def test_errors_are_raised_unchanged(client, llm, memory_exporter):
         client.chat.completions.create(model=MODEL, messages=[USER])
     assert caught.value.status_code == 401
     assert caught.value.body == ERROR_401["json"]
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     assert span.status.status_code is StatusCode.ERROR
     assert span.attributes["error.type"] == "AuthenticationError"
 
@@ -299,7 +286,7 @@ def test_requests_are_the_same_with_and_without_us(client, llm, provider):
     llm.queue(TOOL_CALL, TOOL_CALL)
     kwargs: dict[str, Any] = {"model": MODEL, "messages": [SYSTEM, USER], "tools": [TOOL], "temperature": 0}
     ours = client.chat.completions.create(**kwargs)
-    plain = _uninstrumented(provider, lambda: client.chat.completions.create(**kwargs))
+    plain = uninstrumented(GroqInstrumentor, provider, lambda: client.chat.completions.create(**kwargs))
     assert ours == plain
     first, second = llm.requests
     assert first["body"] == second["body"]
@@ -394,7 +381,7 @@ def test_a_peer_wrapped_before_us_one_span_ours(client, llm, provider, memory_ex
         ours.uninstrument()
         unwrap(module.Completions, "create")
         ours.instrument(tracer_provider=provider)
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     assert span.instrumentation_scope.name == "otel_agent_trace"
     assert span.attributes["gen_ai.response.id"] == "chatcmpl-groq-final01"
 
@@ -410,7 +397,7 @@ def test_a_peer_wrapped_after_us_one_span_we_adopt(client, llm, checkpoint, memo
         unwrap(module.Completions, "create")
     path = next(p for p in checkpoint.files if "checkpoint" in p.name)
     checkpoint.stop()
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     assert span.instrumentation_scope.name == PEER_SCOPE
     assert span.attributes["gen_ai.response.id"] == "chatcmpl-groq-final01"  # described by us
     session = load_session(path)  # our content and snapshot went onto the peer's span

@@ -17,7 +17,7 @@ from opentelemetry.trace import SpanKind, StatusCode  # noqa: E402
 import otel_agent_trace as oat  # noqa: E402
 from otel_agent_trace.instrumentation.litellm import LiteLLMInstrumentor  # noqa: E402
 from otel_agent_trace.offline.loader import load_session  # noqa: E402
-from tests.genai.genai_helpers import model_spans, strip_digests  # noqa: E402
+from tests.genai.genai_helpers import model_spans, one_model_span, strip_digests, uninstrumented  # noqa: E402
 from tests.genai.replay_helpers import exchange_holders, record_then_replay  # noqa: E402
 
 SYSTEM = {"role": "system", "content": "You answer weather questions."}
@@ -56,20 +56,6 @@ def _anthropic(base_url: str) -> dict[str, object]:
     return {"model": "anthropic/claude-3-5-haiku-latest", "api_base": base_url, "api_key": "sk-ant-test"}
 
 
-def _one(memory_exporter):
-    spans = model_spans(memory_exporter)
-    assert len(spans) == 1, [s.name for s in spans]
-    return spans[0]
-
-
-def _uninstrumented(provider, call):
-    LiteLLMInstrumentor().uninstrument()
-    try:
-        return call()
-    finally:
-        LiteLLMInstrumentor().instrument(tracer_provider=provider)
-
-
 def test_completion_through_the_openai_sdk_is_one_span(llm, checkpoint, memory_exporter):
     llm.queue("openai_chat_tool_call")
     response = litellm.completion(
@@ -79,7 +65,7 @@ def test_completion_through_the_openai_sdk_is_one_span(llm, checkpoint, memory_e
     path = next(p for p in checkpoint.files if "checkpoint" in p.name)
     checkpoint.stop()
 
-    span = _one(memory_exporter)  # the openai SDK call underneath made none
+    span = one_model_span(memory_exporter)  # the openai SDK call underneath made none
     a = span.attributes
     assert span.name == "chat gpt-4o-mini" and span.kind is SpanKind.CLIENT
     assert span.instrumentation_scope.name == "otel_agent_trace"
@@ -107,7 +93,7 @@ def test_completion_through_its_own_http_client_is_one_span(llm, memory_exporter
     )
     assert response.choices[0].message.tool_calls[0].function.name == "get_weather"
     assert llm.requests[0]["path"] == "/v1/messages"
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     a = span.attributes
     assert span.name == "chat claude-3-5-haiku-latest"
     assert a["gen_ai.provider.name"] == "anthropic" and a["gen_ai.request.max_tokens"] == 300
@@ -117,9 +103,10 @@ def test_completion_through_its_own_http_client_is_one_span(llm, memory_exporter
 def test_stream_is_passed_through_and_assembled(llm, provider, memory_exporter):
     llm.queue("openai_chat_tool_call_stream")
     chunks = list(litellm.completion(messages=[USER], tools=[TOOL], stream=True, **_openai(llm.base_url)))
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     llm.queue("openai_chat_tool_call_stream")
-    plain = _uninstrumented(
+    plain = uninstrumented(
+        LiteLLMInstrumentor,
         provider,
         lambda: list(litellm.completion(messages=[USER], tools=[TOOL], stream=True, **_openai(llm.base_url))),
     )
@@ -151,14 +138,15 @@ def test_errors_are_raised_unchanged(llm, memory_exporter):
     llm.queue("openai_error_400")
     with pytest.raises(litellm.BadRequestError):
         litellm.completion(messages=[USER], **_openai(llm.base_url))
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     assert span.status.status_code is StatusCode.ERROR and span.attributes["error.type"] == "BadRequestError"
 
 
 def test_requests_are_the_same_with_and_without_us(llm, provider):
     llm.queue("anthropic_messages_tool_use", "anthropic_messages_tool_use")
     litellm.completion(messages=[SYSTEM, USER], tools=[TOOL], max_tokens=300, **_anthropic(llm.base_url))
-    _uninstrumented(
+    uninstrumented(
+        LiteLLMInstrumentor,
         provider,
         lambda: litellm.completion(
             messages=[SYSTEM, USER], tools=[TOOL], max_tokens=300, **_anthropic(llm.base_url)
@@ -291,6 +279,6 @@ def test_a_stream_left_early_ends_its_span(llm, memory_exporter):
     first = next(iter(stream))
     assert first.choices[0].delta is not None
     stream.close()  # left after the first chunk: the span ends with what was read
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     assert span.attributes["agent_trace.stream.abandoned"] is True
     assert span.attributes["gen_ai.request.stream"] is True

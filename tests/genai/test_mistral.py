@@ -15,7 +15,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 import otel_agent_trace as oat
 from otel_agent_trace.instrumentation.mistral import MistralInstrumentor
 from otel_agent_trace.offline.loader import load_session
-from tests.genai.genai_helpers import model_spans, strip_digests
+from tests.genai.genai_helpers import model_spans, one_model_span, strip_digests, uninstrumented
 from tests.genai.replay_helpers import exchange_holders, record_then_replay
 
 MODEL = "mistral-small-latest"
@@ -51,20 +51,6 @@ def client(llm):
     return _client(llm.base_url)
 
 
-def _one(memory_exporter):
-    spans = model_spans(memory_exporter)
-    assert len(spans) == 1, [s.name for s in spans]
-    return spans[0]
-
-
-def _uninstrumented(provider, call):
-    MistralInstrumentor().uninstrument()
-    try:
-        return call()
-    finally:
-        MistralInstrumentor().instrument(tracer_provider=provider)
-
-
 def test_complete_span_and_session(client, llm, checkpoint, memory_exporter):
     llm.queue("mistral_chat_tool_call")
     response = client.chat.complete(
@@ -74,7 +60,7 @@ def test_complete_span_and_session(client, llm, checkpoint, memory_exporter):
     path = next(p for p in checkpoint.files if "checkpoint" in p.name)
     checkpoint.stop()
 
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     a = span.attributes
     assert span.name == f"chat {MODEL}" and span.kind is SpanKind.CLIENT
     assert a["gen_ai.provider.name"] == "mistral_ai" and a["gen_ai.operation.name"] == "chat"
@@ -105,13 +91,15 @@ def test_stream_is_passed_through_and_assembled(client, llm, provider, checkpoin
     path = next(p for p in checkpoint.files if "checkpoint" in p.name)
     checkpoint.stop()
     llm.queue("mistral_chat_tool_call_stream")
-    plain = _uninstrumented(
-        provider, lambda: list(client.chat.stream(model=MODEL, messages=[USER], tools=[TOOL]))
+    plain = uninstrumented(
+        MistralInstrumentor,
+        provider,
+        lambda: list(client.chat.stream(model=MODEL, messages=[USER], tools=[TOOL])),
     )
     assert events == plain and len(events) == 2  # the same events, in the same order
     assert llm.requests[0]["body"] == llm.requests[1]["body"]
 
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     a = span.attributes
     assert a["gen_ai.request.stream"] is True and a["gen_ai.response.time_to_first_chunk"] > 0
     assert a["gen_ai.response.id"] == "cmpl-mistral-stream02"
@@ -126,7 +114,7 @@ def test_a_stream_left_early_ends_its_span(client, llm, memory_exporter):
     stream = client.chat.stream(model=MODEL, messages=[USER])
     next(iter(stream))
     stream.close()
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     assert span.attributes["agent_trace.stream.abandoned"] is True
 
 
@@ -148,7 +136,7 @@ def test_errors_are_raised_unchanged(client, llm, memory_exporter):
     with pytest.raises(errors.SDKError) as caught:
         client.chat.complete(model=MODEL, messages=[USER])
     assert caught.value.status_code == 401
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     assert span.status.status_code is StatusCode.ERROR
     assert span.attributes["error.type"] == type(caught.value).__name__
 
@@ -156,7 +144,8 @@ def test_errors_are_raised_unchanged(client, llm, memory_exporter):
 def test_requests_are_the_same_with_and_without_us(client, llm, provider):
     llm.queue("mistral_chat_tool_call", "mistral_chat_tool_call")
     ours = client.chat.complete(model=MODEL, messages=[SYSTEM, USER], tools=[TOOL], temperature=0)
-    plain = _uninstrumented(
+    plain = uninstrumented(
+        MistralInstrumentor,
         provider,
         lambda: client.chat.complete(model=MODEL, messages=[SYSTEM, USER], tools=[TOOL], temperature=0),
     )

@@ -12,7 +12,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 import otel_agent_trace as oat
 from otel_agent_trace.instrumentation.ollama import OllamaInstrumentor
 from otel_agent_trace.offline.loader import load_session
-from tests.genai.genai_helpers import entries, model_spans, strip_digests
+from tests.genai.genai_helpers import entries, model_spans, one_model_span, strip_digests, uninstrumented
 from tests.genai.replay_helpers import exchange_holders, record_then_replay
 
 MODEL = "qwen3:1.7b"
@@ -55,20 +55,6 @@ def client(llm):
     return ollama.Client(host=llm.base_url)
 
 
-def _one(memory_exporter):
-    spans = model_spans(memory_exporter)
-    assert len(spans) == 1, [s.name for s in spans]
-    return spans[0]
-
-
-def _uninstrumented(provider, call):
-    OllamaInstrumentor().uninstrument()
-    try:
-        return call()
-    finally:
-        OllamaInstrumentor().instrument(tracer_provider=provider)
-
-
 def test_chat_span_and_session(client, llm, checkpoint, memory_exporter):
     llm.queue("ollama_chat_tool_call")
     response = client.chat(
@@ -78,7 +64,7 @@ def test_chat_span_and_session(client, llm, checkpoint, memory_exporter):
     path = next(p for p in checkpoint.files if "checkpoint" in p.name)
     checkpoint.stop()
 
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     a = span.attributes
     assert span.name == f"chat {MODEL}" and span.kind is SpanKind.CLIENT
     assert a["gen_ai.provider.name"] == "ollama" and a["gen_ai.operation.name"] == "chat"
@@ -120,11 +106,13 @@ def test_stream_is_passed_through_and_assembled(client, llm, provider, checkpoin
     path = next(p for p in checkpoint.files if "checkpoint" in p.name)
     checkpoint.stop()
     llm.queue("ollama_chat_tool_call_stream")
-    plain = _uninstrumented(provider, lambda: list(client.chat(MODEL, [USER], tools=[TOOL], stream=True)))
+    plain = uninstrumented(
+        OllamaInstrumentor, provider, lambda: list(client.chat(MODEL, [USER], tools=[TOOL], stream=True))
+    )
     assert parts == plain and len(parts) == 2  # the same responses, in the same order
     assert llm.requests[0]["body"] == llm.requests[1]["body"]
 
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     a = span.attributes
     assert a["gen_ai.request.stream"] is True and a["gen_ai.response.time_to_first_chunk"] > 0
     assert a["gen_ai.response.finish_reasons"] == ("stop",) and a["gen_ai.usage.output_tokens"] == 15
@@ -142,7 +130,7 @@ def test_module_level_chat_and_a_stream_left_early(llm, memory_exporter, monkeyp
     first = next(stream)
     assert first.message.content == "It is 18°C"
     stream.close()  # left after the first part: the span ends with what was read
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     assert span.attributes["agent_trace.stream.abandoned"] is True
 
 
@@ -163,7 +151,7 @@ def test_errors_are_raised_unchanged(client, llm, memory_exporter):
     with pytest.raises(ollama.ResponseError) as caught:
         client.chat("nope:1b", [USER])
     assert caught.value.status_code == 404
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     assert span.status.status_code is StatusCode.ERROR
     assert span.attributes["error.type"] == "ResponseError"
 
@@ -171,7 +159,8 @@ def test_errors_are_raised_unchanged(client, llm, memory_exporter):
 def test_requests_are_the_same_with_and_without_us(client, llm, provider):
     llm.queue("ollama_chat_tool_call", "ollama_chat_tool_call")
     ours = client.chat(MODEL, [SYSTEM, USER], tools=[TOOL, get_weather], options={"temperature": 0})
-    plain = _uninstrumented(
+    plain = uninstrumented(
+        OllamaInstrumentor,
         provider,
         lambda: client.chat(MODEL, [SYSTEM, USER], tools=[TOOL, get_weather], options={"temperature": 0}),
     )
@@ -262,7 +251,7 @@ def test_generate_is_a_text_completion_span_with_its_session(client, llm, checkp
     path = next(p for p in checkpoint.files if "checkpoint" in p.name)
     checkpoint.stop()
 
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     a = span.attributes
     assert span.name == f"text_completion {MODEL}" and span.kind is SpanKind.CLIENT
     assert a["gen_ai.operation.name"] == "text_completion" and a["gen_ai.provider.name"] == "ollama"
@@ -286,12 +275,12 @@ def test_streamed_generate_is_passed_through_unchanged(client, llm, provider, ch
     trace_file, checkpoint_file = sorted(checkpoint.files, key=lambda p: "checkpoint" in p.name)
     checkpoint.stop()
     llm.queue("ollama_generate_final_stream")
-    plain = _uninstrumented(
-        provider, lambda: list(client.generate(model=MODEL, prompt=QUESTION, stream=True))
+    plain = uninstrumented(
+        OllamaInstrumentor, provider, lambda: list(client.generate(model=MODEL, prompt=QUESTION, stream=True))
     )
     assert parts == plain and len(parts) == 3  # the same responses, in the same order
     assert llm.requests[0]["body"] == llm.requests[1]["body"]
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     a = span.attributes
     assert span.name == f"text_completion {MODEL}" and a["gen_ai.request.stream"] is True
     assert a["gen_ai.response.finish_reasons"] == ("stop",) and a["gen_ai.usage.output_tokens"] == 8

@@ -9,15 +9,9 @@ import openai
 import pytest
 from opentelemetry.trace import SpanKind, StatusCode
 
-from tests.genai.genai_helpers import model_spans
+from tests.genai.genai_helpers import model_spans, one_model_span
 
 USER = [{"role": "user", "content": "Hi there"}]
-
-
-def _one(memory_exporter):
-    spans = model_spans(memory_exporter)
-    assert len(spans) == 1, [s.name for s in spans]
-    return spans[0]
 
 
 def test_chat_create_has_semconv_attributes(openai_client, memory_exporter):
@@ -25,7 +19,7 @@ def test_chat_create_has_semconv_attributes(openai_client, memory_exporter):
         model="gpt-4o-mini", messages=USER, temperature=0.2, top_p=0.9, max_tokens=50, seed=7, stop=["END"]
     )
     assert resp.choices[0].message.content == "Hello! How can I help you today?"
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     a = span.attributes
     assert span.name == "chat gpt-4o-mini" and span.kind is SpanKind.CLIENT
     assert a["gen_ai.operation.name"] == "chat" and a["gen_ai.provider.name"] == "openai"
@@ -47,7 +41,7 @@ def test_tool_calls_are_named_with_their_ids(openai_client, llm, memory_exporter
     llm.queue("openai_chat_tool_call")
     resp = openai_client.chat.completions.create(model="gpt-4o-mini", messages=USER, tools=[])
     assert resp.choices[0].message.tool_calls[0].id == "call_weather_1"
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     assert span.attributes["gen_ai.response.finish_reasons"] == ("tool_calls",)
     assert span.attributes["agent_trace.tool_calls.ids"] == ("call_weather_1",)
     assert span.attributes["agent_trace.tool_calls.names"] == ("get_weather",)
@@ -60,7 +54,7 @@ def test_stream_passes_through_and_ends_span_on_exhaustion(openai_client, memory
     assert stream.response.status_code == 200
     text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
     assert text == "Hello! How can I help you today?"
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     a = span.attributes
     assert a["gen_ai.request.stream"] is True
     assert a["gen_ai.response.id"] == "chatcmpl-strm001"
@@ -75,7 +69,7 @@ def test_streamed_tool_call_is_assembled(openai_client, llm, memory_exporter):
     with openai_client.chat.completions.create(model="gpt-4o-mini", messages=USER, stream=True) as stream:
         chunks = list(stream)
     assert chunks[0].choices[0].delta.tool_calls[0].id == "call_weather_1"
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     assert span.attributes["agent_trace.tool_calls.ids"] == ("call_weather_1",)
     assert span.attributes["agent_trace.tool_calls.names"] == ("get_weather",)
 
@@ -86,7 +80,7 @@ def test_stream_helper_is_covered(openai_client, memory_exporter):
         final = stream.get_final_completion()
     assert "content.done" in events
     assert final.choices[0].message.content == "Hello! How can I help you today?"
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     assert span.attributes["gen_ai.response.id"] == "chatcmpl-strm001"
 
 
@@ -111,7 +105,7 @@ def test_abandoned_stream_still_ends_its_span(openai_client, memory_exporter, ho
         next(stream)
         del stream
         gc.collect()
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     assert span.attributes["agent_trace.stream.abandoned"] is True
     assert span.attributes["gen_ai.response.id"] == "chatcmpl-strm001"  # what was received so far
     assert span.end_time is not None
@@ -131,7 +125,7 @@ def test_http_errors_are_reraised_unchanged_and_marked(
     with pytest.raises(exc_type) as info:
         openai_client.chat.completions.create(model="gpt-4o-mini", messages=USER)
     assert type(info.value) is exc_type and info.value.status_code == status
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     assert span.status.status_code is StatusCode.ERROR
     assert span.attributes["error.type"] == exc_type.__qualname__
     assert [e.name for e in span.events] == ["exception"]
@@ -161,7 +155,7 @@ async def test_async_error_is_reraised(async_openai_client, llm, memory_exporter
     llm.queue("openai_error_500")
     with pytest.raises(openai.InternalServerError):
         await async_openai_client.chat.completions.create(model="gpt-4o-mini", messages=USER)
-    assert _one(memory_exporter).status.status_code is StatusCode.ERROR
+    assert one_model_span(memory_exporter).status.status_code is StatusCode.ERROR
 
 
 def test_responses_create_and_stream(openai_client, memory_exporter):
@@ -188,7 +182,7 @@ def test_responses_create_and_stream(openai_client, memory_exporter):
 def test_responses_tool_call(openai_client, llm, memory_exporter):
     llm.queue("openai_responses_tool_call")
     openai_client.responses.create(model="gpt-4o-mini", input="Weather in Paris?")
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     assert span.attributes["agent_trace.tool_calls.ids"] == ("call_weather_r1",)
     assert span.attributes["gen_ai.response.finish_reasons"] == ("tool_calls",)
 
@@ -220,7 +214,7 @@ async def test_async_responses_stream_abandoned(async_openai_client, memory_expo
     async for _ in stream:
         break
     await stream.close()
-    span = _one(memory_exporter)
+    span = one_model_span(memory_exporter)
     assert span.attributes["agent_trace.stream.abandoned"] is True
     assert span.attributes["gen_ai.response.id"] == "resp_strm001"
 
@@ -228,7 +222,7 @@ async def test_async_responses_stream_abandoned(async_openai_client, memory_expo
 def test_with_raw_response_still_works(openai_client, memory_exporter):
     raw = openai_client.chat.completions.with_raw_response.create(model="gpt-4o-mini", messages=USER)
     assert raw.parse().id == "chatcmpl-text001"
-    assert _one(memory_exporter).name == "chat gpt-4o-mini"
+    assert one_model_span(memory_exporter).name == "chat gpt-4o-mini"
 
 
 def test_parse_is_covered(openai_client, memory_exporter):
@@ -243,4 +237,4 @@ def test_parse_is_covered(openai_client, memory_exporter):
         response_format={"type": "json_object"},
     )
     assert resp.choices[0].message.content == "Hello! How can I help you today?"
-    assert _one(memory_exporter).attributes["gen_ai.response.id"] == "chatcmpl-text001"
+    assert one_model_span(memory_exporter).attributes["gen_ai.response.id"] == "chatcmpl-text001"
