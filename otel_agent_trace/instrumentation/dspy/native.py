@@ -21,11 +21,12 @@ from otel_agent_trace import semconv
 from otel_agent_trace._internal.guard import internal_error
 from otel_agent_trace.instrumentation._genai.model_call import ModelCall, ModelResult, begin
 from otel_agent_trace.instrumentation._genai.params import request_params
+from otel_agent_trace.instrumentation._genai.streams import AsyncLazyStreamProxy, LazyStreamProxy
 
 _CONFIG = ("temperature", "top_p", "top_k", "max_tokens", "seed", "frequency_penalty", "presence_penalty")
 
 
-def _provider_and_model(model: Any) -> tuple[str, str | None]:
+def provider_and_model(model: Any) -> tuple[str, str | None]:
     """``"openai/gpt-4o-mini"`` → ``("openai", "gpt-4o-mini")``, providers in the semantic
     conventions' names (LiteLLM's spellings, which DSPy's model strings are)."""
     if not isinstance(model, str) or not model:
@@ -61,7 +62,7 @@ def _chat_kwargs(request: Any) -> dict[str, Any]:
 
 def _start(request: Any, tracer: Any, *, stream: bool) -> ModelCall | None:
     try:
-        provider, model = _provider_and_model(getattr(request, "model", None))
+        provider, model = provider_and_model(getattr(request, "model", None))
         call = begin(provider, semconv.OP_CHAT, model, _params(request), stream=stream, tracer=tracer())
         if call is not None and call.wants_content:
             from otel_agent_trace.instrumentation.openai.chat import ChatSpec
@@ -127,22 +128,23 @@ def _finish(call: ModelCall, response: Any) -> None:
         internal_error("finishing a dspy native model call", exc)
 
 
-class _StreamState:
-    """lm15 stream events → the call's result: ``start`` (id, model), ``delta`` (text, tool
-    call pieces), ``end`` (finish reason, usage, and the provider's frame: its id and model)."""
+class _Accumulator:
+    """lm15 stream events → the call's result, for the shared lazy stream proxies: ``start`` (id,
+    model), ``delta`` (text, tool call pieces), ``end`` (finish reason, usage, and the provider's
+    frame: its id and model)."""
 
-    __slots__ = ("result", "text", "calls")
+    __slots__ = ("facts", "text", "calls")
 
     def __init__(self) -> None:
-        self.result = ModelResult()
+        self.facts = ModelResult()
         self.text: list[str] = []
         self.calls: dict[int, list[Any]] = {}  # part index → [id, name, arguments pieces]
 
     def observe(self, event: Any) -> None:
         kind = getattr(event, "type", None)
         if kind == "start":
-            self.result.response_id = getattr(event, "id", None)
-            self.result.response_model = getattr(event, "model", None)
+            self.facts.response_id = getattr(event, "id", None)
+            self.facts.response_model = getattr(event, "model", None)
         elif kind == "delta":
             delta = event.delta
             if delta.type == "text":
@@ -155,41 +157,23 @@ class _StreamState:
         elif kind == "end":  # (OpenAI's chat dialect: one for the finish, one for the usage)
             finish = getattr(event, "finish_reason", None)
             if isinstance(finish, str) and finish:
-                self.result.finish_reasons.append(finish)
-            _usage(self.result, getattr(event, "usage", None))
+                self.facts.finish_reasons.append(finish)
+            _usage(self.facts, getattr(event, "usage", None))
             frame = getattr(event, "provider_data", None)  # the provider's own last frame
             if isinstance(frame, dict):
                 if isinstance(frame.get("id"), str) and frame["id"]:
-                    self.result.response_id = frame["id"]
+                    self.facts.response_id = frame["id"]
                 if isinstance(frame.get("model"), str) and frame["model"]:
-                    self.result.response_model = frame["model"]  # (the start event's is the request's)
+                    self.facts.response_model = frame["model"]  # (the start event's is the request's)
 
-    def done(self, content: bool) -> ModelResult:
-        result = self.result
+    def result(self) -> ModelResult:
+        result = self.facts
         calls = []
         for call_id, name, pieces in self.calls.values():
             result.tool_calls.append((call_id, name))
             calls.append(_tool_call(call_id, name, "".join(pieces)))
-        if content:
-            result.output_messages.append(_assistant("".join(self.text) or None, calls))
+        result.output_messages.append(_assistant("".join(self.text) or None, calls))
         return result
-
-
-def _observe(call: ModelCall, state: _StreamState, event: Any) -> None:
-    try:
-        call.first_chunk()
-        state.observe(event)
-    except Exception as exc:
-        internal_error("reading a dspy native stream event", exc)
-
-
-def _end_stream(call: ModelCall, state: _StreamState, abandoned: bool) -> None:
-    try:
-        call.finish(state.done(call.content), abandoned=abandoned)
-    except Exception as exc:
-        if not call.ended:
-            call.finish(ModelResult())
-        internal_error("finishing a dspy native stream", exc)
 
 
 def complete_wrapper(tracer: Any) -> Any:
@@ -227,34 +211,9 @@ def stream_wrapper(tracer: Any) -> Any:
         call = _start(args[0] if args else kwargs.get("request"), tracer, stream=True)
         if call is None:
             return wrapped(*args, **kwargs)
-        return _events(call, wrapped(*args, **kwargs))
+        return LazyStreamProxy(wrapped(*args, **kwargs), call, _Accumulator())
 
     return stream
-
-
-def _events(call: ModelCall, events: Any) -> Any:
-    state = _StreamState()
-    abandoned = True
-    try:
-        while True:
-            token = call.activate()
-            try:
-                event = next(events)
-            except StopIteration:
-                abandoned = False
-                return
-            finally:
-                call.deactivate(token)
-            _observe(call, state, event)
-            yield event
-    except BaseException as exc:
-        if not isinstance(exc, GeneratorExit):
-            abandoned = False
-            call.fail(exc)
-        raise
-    finally:
-        events.close()
-        _end_stream(call, state, abandoned)
 
 
 def async_stream_wrapper(tracer: Any) -> Any:
@@ -264,31 +223,6 @@ def async_stream_wrapper(tracer: Any) -> Any:
         call = _start(args[0] if args else kwargs.get("request"), tracer, stream=True)
         if call is None:
             return wrapped(*args, **kwargs)
-        return _aevents(call, wrapped(*args, **kwargs))
+        return AsyncLazyStreamProxy(wrapped(*args, **kwargs), call, _Accumulator())
 
     return stream
-
-
-async def _aevents(call: ModelCall, events: Any) -> Any:
-    state = _StreamState()
-    abandoned = True
-    try:
-        while True:
-            token = call.activate()
-            try:
-                event = await events.__anext__()
-            except StopAsyncIteration:
-                abandoned = False
-                return
-            finally:
-                call.deactivate(token)
-            _observe(call, state, event)
-            yield event
-    except BaseException as exc:
-        if not isinstance(exc, GeneratorExit):
-            abandoned = False
-            call.fail(exc)
-        raise
-    finally:
-        await events.aclose()
-        _end_stream(call, state, abandoned)

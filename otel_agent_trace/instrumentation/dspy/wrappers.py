@@ -30,6 +30,7 @@ from otel_agent_trace._internal import sink
 from otel_agent_trace._internal.guard import never_raise
 from otel_agent_trace.instrumentation._genai.jsonable import jsonable
 from otel_agent_trace.instrumentation.context.tool_calls import start_tool_call
+from otel_agent_trace.instrumentation.dspy.native import provider_and_model
 
 _PLAIN_SIGNATURE = "StringSignature"  # the class DSPy makes of a "question -> answer" string
 _RUNNING: set[int] = set()  # span ids of our module spans not yet ended
@@ -60,8 +61,8 @@ def _description(module: Any) -> str | None:
 
 
 def _model(module: Any) -> tuple[str | None, str | None]:
-    """The provider and model of the LM the module would use (its own, else ``dspy.configure``'s):
-    ``"openai/gpt-4o-mini"`` → ``("openai", "gpt-4o-mini")``."""
+    """The provider and model of the LM the module would use (its own, else ``dspy.configure``'s),
+    read as the model spans read them (:func:`.native.provider_and_model`)."""
     lm = getattr(module, "lm", None)
     if lm is None:
         from dspy.dsp.utils.settings import settings
@@ -70,8 +71,7 @@ def _model(module: Any) -> tuple[str | None, str | None]:
     model = getattr(lm, "model", None)
     if not isinstance(model, str) or not model:
         return None, None
-    provider, _, name = model.partition("/")
-    return (provider, name) if name else (None, model)
+    return provider_and_model(model)
 
 
 def _inside_one() -> bool:
