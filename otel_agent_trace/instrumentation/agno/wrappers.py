@@ -153,12 +153,16 @@ def _end(state: _Run, error: BaseException | None, exhausted: bool) -> None:
         state.span.end()
 
 
-def _attach(span: Any) -> object:
-    return otel_context.attach(trace.set_span_in_context(span))
-
-
-def _same(state: _Run) -> _Run:
-    return state
+def _called_in_span(state: _Run, wrapped: Any, args: Any, kwargs: Any) -> Any:
+    """``wrapped(*args, **kwargs)`` with the run's span current; a raise ends the run."""
+    token = otel_context.attach(trace.set_span_in_context(state.span))
+    try:
+        return wrapped(*args, **kwargs)
+    except BaseException as exc:
+        _end(state, exc, False)
+        raise
+    finally:
+        detach_quietly(token)
 
 
 def run_wrapper(tracer: Any) -> Any:
@@ -168,14 +172,7 @@ def run_wrapper(tracer: Any) -> Any:
         state = _start(instance, _input_of(args, kwargs), tracer())
         if state is None:
             return wrapped(*args, **kwargs)
-        token = _attach(state.span)
-        try:
-            result = wrapped(*args, **kwargs)
-        except BaseException as exc:
-            _end(state, exc, False)
-            raise
-        finally:
-            detach_quietly(token)
+        result = _called_in_span(state, wrapped, args, kwargs)
         if isinstance(result, Iterator) and not isinstance(result, (str, bytes)):
             return iterate_in_span(result, lambda: state, _observe, _end)
         _observe(state, result)
@@ -186,7 +183,7 @@ def run_wrapper(tracer: Any) -> Any:
 
 
 async def _awaited(state: _Run, coroutine: Any) -> Any:
-    token = _attach(state.span)
+    token = otel_context.attach(trace.set_span_in_context(state.span))
     try:
         result = await coroutine
     except BaseException as exc:
@@ -207,14 +204,7 @@ def arun_wrapper(tracer: Any) -> Any:
         state = _start(instance, _input_of(args, kwargs), tracer())
         if state is None:
             return wrapped(*args, **kwargs)
-        token = _attach(state.span)
-        try:
-            result = wrapped(*args, **kwargs)
-        except BaseException as exc:
-            _end(state, exc, False)
-            raise
-        finally:
-            detach_quietly(token)
+        result = _called_in_span(state, wrapped, args, kwargs)
         if inspect.isawaitable(result):
             return _awaited(state, result)
         if isinstance(result, AsyncIterator):
