@@ -64,9 +64,10 @@ class Restored:
 
 
 def _without_system(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """An agent object brings its own instructions: a leading system message is its prompt."""
+    """An agent object brings its own instructions: a leading system message is its prompt (or a
+    ``developer`` one: the system role as OpenAI's newer models take it, and Agno sends it)."""
     i = 0
-    while i < len(messages) and messages[i].get("role") == "system":
+    while i < len(messages) and messages[i].get("role") in ("system", "developer"):
         i += 1
     return messages[i:]
 
@@ -81,15 +82,6 @@ def _without_crewai_prompt(messages: list[dict[str, Any]]) -> list[dict[str, Any
         if isinstance(content, str) and content.startswith("System: "):
             return rest[1:]
     return rest
-
-
-def _without_developer(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """:func:`_without_system`, and a leading ``developer`` message: the system role as Agno's
-    OpenAI chat model sends it. The agent's run writes its instructions again."""
-    i = 0
-    while i < len(messages) and messages[i].get("role") in ("system", "developer"):
-        i += 1
-    return messages[i:]
 
 
 async def _into_model_context(agent: Any, messages: list[Any]) -> None:
@@ -221,7 +213,7 @@ def resume_from_snapshot(
     elif kind == "google_adk":
         restored = to_adk(_without_system(messages))  # a session's contents; the agent's instruction
     elif kind == "agno":
-        restored = to_agno(_without_developer(messages))  # its next run's input; the agent's instructions
+        restored = to_agno(_without_system(messages))  # its next run's input; the agent's instructions
     elif kind == "callable":
         restored = openai_chat.from_recorded(messages)
     return Restored(
