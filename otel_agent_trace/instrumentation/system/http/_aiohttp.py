@@ -25,11 +25,11 @@ from typing import Any
 
 import wrapt
 
-from otel_agent_trace._internal import guard, sink
 from otel_agent_trace._internal import replay as _replay
+from otel_agent_trace._internal import sink
 from otel_agent_trace._internal.guard import internal_error
 
-from . import _exchange, _span
+from . import _exchange
 
 MODULE = "aiohttp.client"
 METHOD = "ClientSession._request"
@@ -53,7 +53,7 @@ async def _run(wrapped: Any, session: Any, player: Any, args: Any, kwargs: dict[
         url = _url_of(session, args[1] if len(args) > 1 else kwargs["str_or_url"], kwargs.get("params"))
     except Exception:  # odd arguments: aiohttp raises on them itself
         return await wrapped(*args, **kwargs)
-    if getattr(guard._local, "own_io", 0) or (_span._exporter_urls and url.startswith(_span._exporter_urls)):
+    if _exchange.own_request(url):
         return await wrapped(*args, **kwargs)
     body = _body(session, kwargs)
     target = _exchange.recording_target(url)
@@ -61,11 +61,7 @@ async def _run(wrapped: Any, session: Any, player: Any, args: Any, kwargs: dict[
         found = player.decide(method, url, body)
         rest = {k: v for k, v in kwargs.items() if k not in ("method", "str_or_url", "params")}
         if found is None:  # on to the live endpoint: path, headers and body kept
-            from urllib.parse import urlsplit, urlunsplit
-
-            base = urlsplit(player.live_url or "")
-            live = urlunsplit(urlsplit(url)._replace(scheme=base.scheme, netloc=base.netloc))
-            response = await wrapped(method, live, **rest)
+            response = await wrapped(method, _exchange.on_live_origin(player, url), **rest)
         else:
             response = await wrapped(method, _server().serve(found), **rest)
     else:

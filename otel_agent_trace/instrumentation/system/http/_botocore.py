@@ -16,7 +16,6 @@ so botocore parses it, event stream and errors included, exactly as it parsed th
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from otel_agent_trace._internal import replay as _replay
 from otel_agent_trace._internal import sink
@@ -83,8 +82,7 @@ def _keep(target: tuple[Any, Any], request: Any, response: Any) -> None:
 def _answer(player: Any, request: Any, wrapped: Any, args: Any, kwargs: Any) -> Any:
     found = player.decide(str(request.method), str(request.url), _urllib3.body_of(request.body))
     if found is None:  # on to the live endpoint: path, headers and body kept
-        base = urlsplit(player.live_url or "")
-        request.url = urlunsplit(urlsplit(request.url)._replace(scheme=base.scheme, netloc=base.netloc))
+        request.url = _exchange.on_live_origin(player, request.url)
         return wrapped(*args, **kwargs)
     from botocore.awsrequest import AWSResponse
 

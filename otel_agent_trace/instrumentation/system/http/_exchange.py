@@ -29,6 +29,7 @@ import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from opentelemetry import trace
 from wrapt import register_post_import_hook
@@ -38,6 +39,8 @@ from otel_agent_trace._internal import replay as _replay
 from otel_agent_trace._internal.guard import internal_error
 from otel_agent_trace.instrumentation._patching import Patches
 from otel_agent_trace.settings import TIER_CHECKPOINT, TIER_TRACE, get_settings
+
+from . import _span
 
 CONTENT_KEY = "http_exchanges"
 PATCHES = Patches("agent_trace_http_exchange")
@@ -155,6 +158,21 @@ async def _run_async(module: Any, wrapped: Any, player: Any, args: Any, kwargs: 
     if keep is not None:
         return _keep(module, keep, request, response, is_async=True)
     return response
+
+
+def own_request(url: str) -> bool:
+    """Our own I/O, or a request to the exporter's endpoint: never kept, never answered (the
+    clients hooked outside ``httpx``: requests, aiohttp, lm15)."""
+    return bool(getattr(guard._local, "own_io", 0)) or bool(
+        _span._exporter_urls and url.startswith(_span._exporter_urls)
+    )
+
+
+def on_live_origin(player: Any, url: str) -> str:
+    """``url`` moved to the replay's ``live_url`` origin, path and query kept: a request the
+    recording does not answer, sent on (``--on-divergence live``)."""
+    base = urlsplit(player.live_url or "")
+    return urlunsplit(urlsplit(url)._replace(scheme=base.scheme, netloc=base.netloc))
 
 
 # --- recording ---------------------------------------------------------------------------------

@@ -17,13 +17,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
-from otel_agent_trace._internal import guard, sink
 from otel_agent_trace._internal import replay as _replay
+from otel_agent_trace._internal import sink
 from otel_agent_trace._internal.guard import internal_error
 
-from . import _exchange, _span
+from . import _exchange
 
 SYNC_MODULE = "dspy._vendor.lm15.transports._sync"
 ASYNC_MODULE = "dspy._vendor.lm15.transports._async"
@@ -37,18 +37,12 @@ def wrap(patches: Any, module: Any) -> None:
         patches.wrap(module, "StdlibAsyncTransport._do_stream", _do_stream)
 
 
-def _ours(request: Any) -> bool:
-    return bool(getattr(guard._local, "own_io", 0)) or bool(
-        _span._exporter_urls and str(request.url).startswith(_span._exporter_urls)
-    )
-
-
 def _stream(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     player: Any = _replay.player  # (the bridge types it by the methods capture code calls)
     if player is None and sink._active is None:
         return wrapped(*args, **kwargs)
     request = args[0] if args else kwargs["request"]
-    if _ours(request):
+    if _exchange.own_request(str(request.url)):
         return wrapped(*args, **kwargs)
     target = _exchange.recording_target(request.url)
     if player is not None:
@@ -69,7 +63,7 @@ async def _do_stream(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs:
     if player is None and sink._active is None:
         return await wrapped(*args, **kwargs)
     request = args[0] if args else kwargs["request"]
-    if _ours(request):
+    if _exchange.own_request(str(request.url)):
         return await wrapped(*args, **kwargs)
     target = _exchange.recording_target(request.url)
     if player is not None:
@@ -87,9 +81,9 @@ async def _do_stream(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs:
 
 def _live(player: Any, request: Any) -> Any:
     """``request`` sent to ``live_url``'s origin instead (path, headers and body kept)."""
-    base = urlsplit(player.live_url or "")
-    url = urlunsplit(urlsplit(str(request.url))._replace(scheme=base.scheme, netloc=base.netloc))
-    headers = [(k, base.netloc if k.lower() == "host" else v) for k, v in request.headers]
+    url = _exchange.on_live_origin(player, str(request.url))
+    netloc = urlsplit(url).netloc
+    headers = [(k, netloc if k.lower() == "host" else v) for k, v in request.headers]
     return replace(request, url=url, headers=headers)
 
 

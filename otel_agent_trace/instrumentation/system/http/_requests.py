@@ -14,13 +14,12 @@ Our own requests (the OTLP exporter's) are neither kept nor answered: they go to
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
-from otel_agent_trace._internal import guard, sink
 from otel_agent_trace._internal import replay as _replay
+from otel_agent_trace._internal import sink
 from otel_agent_trace._internal.guard import internal_error
 
-from . import _exchange, _span, _urllib3
+from . import _exchange, _urllib3
 
 MODULE = "requests.adapters"
 METHOD = "HTTPAdapter.send"
@@ -35,9 +34,7 @@ def _send(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, 
     if player is None and sink._active is None:
         return wrapped(*args, **kwargs)
     request = args[0] if args else kwargs["request"]
-    if getattr(guard._local, "own_io", 0) or (
-        _span._exporter_urls and str(request.url).startswith(_span._exporter_urls)
-    ):
+    if _exchange.own_request(str(request.url)):
         return wrapped(*args, **kwargs)
     target = _exchange.recording_target(request.url)
     if player is not None:
@@ -72,8 +69,7 @@ def _keep(target: tuple[Any, Any], request: Any, response: Any) -> None:
 def _answer(player: Any, adapter: Any, request: Any, wrapped: Any, args: Any, kwargs: Any) -> Any:
     found = player.decide(str(request.method), str(request.url), _urllib3.body_of(request.body))
     if found is None:  # on to the live endpoint: path, headers and body kept
-        base = urlsplit(player.live_url or "")
-        request.url = urlunsplit(urlsplit(request.url)._replace(scheme=base.scheme, netloc=base.netloc))
+        request.url = _exchange.on_live_origin(player, request.url)
         request.headers.pop("Host", None)
         return wrapped(*args, **kwargs)
     from requests.structures import CaseInsensitiveDict
